@@ -1,0 +1,1 @@
+"""Clarus reference-data pipeline (Dagster code location)."""
