@@ -124,7 +124,7 @@ _add(TableSpec(
         ("rationale", pa.string(), S),
     ),
     ("hcpcs",), 10_000, 30_000,
-    "Practitioner MUE values with MUE adjudication indicator (1 line, 2 DOS policy, 3 DOS clinical).",
+    "Practitioner MUE values; MAI 1 = line edit, 2 = DOS policy edit, 3 = DOS clinical edit.",
 ))
 _add(TableSpec(
     "hcpcs_level2",

@@ -1,0 +1,101 @@
+"""Quality checks a table must pass before it may be published in a bundle.
+
+Each function returns a list of human-readable problems (empty = passed), so the same code
+backs Dagster's blocking asset checks and the plain unit tests.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .tables import TABLES
+
+HCPCS_RE = r"^[0-9A-Z]{4}[0-9A-Z]$"
+ICD10CM_CODE_RE = r"^[A-Z][0-9][0-9A-Z](\.[0-9A-Z]{1,4})?$"
+MAX_SHOWN = 5
+
+
+def check_schema(table: pa.Table, name: str) -> list[str]:
+    spec = TABLES[name]
+    problems = []
+    have = {f.name: f.type for f in table.schema}
+    for f in spec.schema:
+        if f.name not in have:
+            problems.append(f"{name}: missing column {f.name!r}")
+        elif have[f.name] != f.type:
+            problems.append(f"{name}.{f.name}: type {have[f.name]}, expected {f.type}")
+    return problems
+
+
+def check_pattern(table: pa.Table, name: str, column: str, pattern: str,
+                  where: pa.Array | None = None) -> list[str]:
+    col = table.column(column)
+    if where is not None:
+        col = pc.filter(col, where)
+    ok = pc.match_substring_regex(col, pattern)
+    bad = pc.filter(col, pc.invert(pc.fill_null(ok, False)))
+    if len(bad) == 0:
+        return []
+    shown = ", ".join(repr(v) for v in bad[:MAX_SHOWN].to_pylist())
+    return [f"{name}.{column}: {len(bad)} values do not match /{pattern}/, e.g. {shown}"]
+
+
+def check_unique(table: pa.Table, name: str) -> list[str]:
+    key = list(TABLES[name].key)
+    counts = table.group_by(key, use_threads=False).aggregate([([], "count_all")])
+    dup = counts.filter(pc.greater(counts.column("count_all"), 1))
+    if dup.num_rows == 0:
+        return []
+    shown = dup.slice(0, MAX_SHOWN).select(key).to_pylist()
+    return [f"{name}: {dup.num_rows} duplicate keys {tuple(key)}, e.g. {shown}"]
+
+
+def check_rows(table: pa.Table, name: str) -> list[str]:
+    spec = TABLES[name]
+    if spec.min_rows <= table.num_rows <= spec.max_rows:
+        return []
+    return [f"{name}: {table.num_rows:,} rows, expected {spec.min_rows:,}..{spec.max_rows:,}"]
+
+
+FORMAT_RULES: dict[str, list[tuple[str, str]]] = {
+    "hcpcs_rvu": [("hcpcs", HCPCS_RE)],
+    "fee_schedule": [("hcpcs", HCPCS_RE), ("mac", r"^\d{5}$"), ("locality", r"^\d{2}$")],
+    "gpci": [("mac", r"^\d{5}$"), ("locality", r"^\d{2}$")],
+    "locality_county": [("mac", r"^\d{5}$"), ("locality", r"^\d{2}$")],
+    "anes_cf": [("mac", r"^\d{5}$"), ("locality", r"^\d{2}$")],
+    "opps_cap": [("hcpcs", HCPCS_RE), ("mac", r"^\d{5}$"), ("locality", r"^\d{2}$")],
+    "ncci_ptp": [("column_1", HCPCS_RE), ("column_2", HCPCS_RE),
+                 ("modifier_indicator", r"^[019]$")],
+    "mue": [("hcpcs", HCPCS_RE), ("mai", r"^[123]$")],
+    "hcpcs_level2": [],
+    "carc": [("code", r"^([0-9]{1,3}|[A-Z][0-9]{1,2})$")],
+    "rarc": [("code", r"^(M|MA|N)[0-9]{1,4}$")],
+}
+
+
+def check_formats(table: pa.Table, name: str) -> list[str]:
+    problems = []
+    for column, pattern in FORMAT_RULES.get(name, []):
+        problems += check_pattern(table, name, column, pattern)
+    if name == "icd10cm":
+        problems += check_pattern(table, name, "code", ICD10CM_CODE_RE,
+                                  where=table.column("billable"))
+    if name == "hcpcs_level2":
+        is_code = pc.equal(table.column("kind"), "code")
+        problems += check_pattern(table, name, "code", r"^[A-Z][0-9]{4}$", where=is_code)
+        problems += check_pattern(table, name, "code", r"^[0-9A-Z]{2}$", where=pc.invert(is_code))
+    return problems
+
+
+def table_problems(table: pa.Table, name: str, *, row_ranges: bool = True) -> dict[str, list[str]]:
+    """All checks for one table, by check name."""
+    schema = check_schema(table, name)
+    out = {"schema": schema}
+    if schema:  # the other checks would only repeat the type error
+        return out
+    out["formats"] = check_formats(table, name)
+    out["unique_key"] = check_unique(table, name)
+    out["row_count"] = check_rows(table, name) if row_ranges else []
+    return out
+
