@@ -1,0 +1,43 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+# Both bootstrap .venv from the pinned versions in requirements/lock.txt first.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export DAGSTER_HOME := $(CURDIR)/.dagster_home
+export CLARUS_CMS_MIRROR ?= $(abspath $(CURDIR)/../shared/cms-data/raw)
+
+.PHONY: demo test lint bootstrap bundle bench dagster clean
+
+$(STAMP): pyproject.toml requirements/lock.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip==26.3
+	$(BIN)/pip install --quiet -c requirements/lock.txt -e '.[pipeline,dev]'
+	mkdir -p $(DAGSTER_HOME)
+	touch $(STAMP)
+
+bootstrap: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/clarus reference summary
+	$(BIN)/clarus reference lookup --fee 99213 --mac 04412 --locality 18
+	$(BIN)/clarus reference lookup --ncci 96372 99211
+	$(BIN)/clarus reference lookup --icd10cm E11.22
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/pytest -q
+
+# Rebuild the committed reference bundle from the CMS mirror (a data engineer's refresh).
+bundle: $(STAMP)
+	$(BIN)/dagster asset materialize -w workspace.yaml --select '*' --partition 2026C
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/pipeline.py
+
+dagster: $(STAMP)
+	$(BIN)/dagster dev -w workspace.yaml
+
+clean:
+	rm -rf $(VENV) $(DAGSTER_HOME) .pytest_cache .ruff_cache

@@ -1,0 +1,100 @@
+"""``clarus`` command line: inspect reference bundles (and, later, play and evaluate)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .reference import BundleError, open_reference
+
+
+def _summary(args: argparse.Namespace) -> int:
+    ref = open_reference(args.bundle)
+    m = ref.manifest
+    print(f"Reference bundle {ref.release}  ({ref.path})")
+    print(f"builder {m['builder']['name']} {m['builder']['version']}, "
+          f"format {m['format']} v{m['format_version']}")
+    print(f"\n{'table':<16}{'rows':>11}  {'MB':>6}  releases")
+    total = 0
+    for name in ref.table_names:
+        out = m["outputs"][name]
+        total += out["bytes"]
+        print(f"{name:<16}{out['rows']:>11,}  {out['bytes'] / 1e6:>6.2f}  "
+              f"{', '.join(out.get('releases', [])) or 'authored'}")
+    print(f"{'total':<16}{'':>11}  {total / 1e6:>6.2f}")
+    print("\ninputs:")
+    for i in m["inputs"]:
+        flags = [f for f in ("excerpt", "derived") if i[f]]
+        rows = f"{i['rows']:,} rows" if i.get("rows") is not None else "not parsed"
+        print(f"  {i['source']:<10} {i['release']:<10} {i['file']:<48} {rows:>16}"
+              f"{'  [' + ', '.join(flags) + ']' if flags else ''}")
+    if m.get("gaps"):
+        print("\nknown gaps:")
+        for g in m["gaps"]:
+            print(f"  - {g}")
+    return 0
+
+
+def _lookup(args: argparse.Namespace) -> int:
+    ref = open_reference(args.bundle)
+    found = True
+    if args.fee:
+        loc = ref.locality(args.mac, args.locality)
+        name = loc["locality_name"] if loc else "unknown locality"
+        for facility in (False, True):
+            amount = ref.fee(args.fee, args.mac, args.locality, modifier=args.modifier,
+                             facility=facility)
+            found &= amount is not None
+            setting = "facility" if facility else "non-facility"
+            print(f"MPFS {ref.release} {args.fee}{'-' + args.modifier if args.modifier else ''} "
+                  f"at {args.mac}/{args.locality} ({name}), {setting}: "
+                  f"{'$' + str(amount) if amount is not None else 'not priced'}")
+    if args.ncci:
+        c1, c2 = args.ncci
+        edit = ref.ncci_edit(c1, c2)
+        if edit:
+            print(f"NCCI PtP {c1}/{c2}: active edit, modifier indicator "
+                  f"{edit['modifier_indicator']} ({edit['rationale']})")
+        else:
+            print(f"NCCI PtP {c1}/{c2}: no active edit")
+    if args.icd10cm:
+        node = ref.icd10cm(args.icd10cm)
+        found &= node is not None
+        if node:
+            chain = " < ".join(n["code"] for n in ref.icd10cm_ancestors(args.icd10cm)[1:])
+            print(f"ICD-10-CM {node['code']}: {node['description']} "
+                  f"[{'billable' if node['billable'] else 'not billable'}; {chain}]")
+        else:
+            print(f"ICD-10-CM {args.icd10cm}: not in the code set")
+    return 0 if found else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="clarus", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    ref = sub.add_parser("reference", help="inspect a reference bundle")
+    ref_sub = ref.add_subparsers(dest="action", required=True)
+    for action in ("summary", "lookup"):
+        p = ref_sub.add_parser(action)
+        p.add_argument("--bundle", help="bundle directory (default: newest committed)")
+        if action == "summary":
+            p.set_defaults(func=_summary)
+        else:
+            p.add_argument("--fee", metavar="HCPCS")
+            p.add_argument("--modifier", default="")
+            p.add_argument("--mac", default="04412")
+            p.add_argument("--locality", default="18")
+            p.add_argument("--ncci", nargs=2, metavar=("COLUMN1", "COLUMN2"))
+            p.add_argument("--icd10cm", metavar="CODE")
+            p.set_defaults(func=_lookup)
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (BundleError, KeyError) as exc:
+        print(f"clarus: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

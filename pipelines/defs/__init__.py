@@ -1,0 +1,1 @@
+"""Dagster definitions, one folder per CMS source (assets + their checks)."""

@@ -1,0 +1,1 @@
+"""Dagster assets for the carc_rarc source."""

@@ -1,0 +1,1 @@
+"""Dagster assets for the ncci_mue source."""

@@ -1,0 +1,28 @@
+"""Plan cost-sharing templates: authored, sourced facts (no file to fetch)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from dagster import AssetCheckSpec, AssetExecutionContext, asset
+
+from ...lib import plans
+from ...lib.conform import conform
+from ...lib.tables import TABLES
+from ...resources import BundleStore
+from ..common import PARTITIONS, TABLE_CHECKS, Normalized, emit
+
+
+@asset(
+    name="plan_templates", group_name="plan_templates", partitions_def=PARTITIONS,
+    check_specs=[AssetCheckSpec(c, asset="plan_templates", blocking=True)
+                 for c in (*TABLE_CHECKS, "legal_limits")],
+    description=TABLES["plan_templates"].description,
+)
+def plan_templates(context: AssetExecutionContext, store: BundleStore) -> Iterator[Any]:
+    df = plans.plan_templates()
+    result = Normalized(conform(df, "plan_templates", "plan_templates"), {},
+                        ["authored facts; each row's source column cites the regulation"])
+    yield from emit(context, "plan_templates", result, store,
+                    {"legal_limits": plans.limit_problems(df)})

@@ -1,0 +1,59 @@
+"""Dagster resources: where CMS files come from, and where bundles go."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dagster import ConfigurableResource
+from pydantic import Field
+
+from .fetcher import Fetcher, load_pins
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class CmsSource(ConfigurableResource):
+    """CMS release files, downloaded from the official URLs or read from a local mirror.
+
+    With ``mirror_dir`` (or ``$CLARUS_CMS_MIRROR``) set, nothing is downloaded: the same
+    files are read from that directory, which is how offline builds and CI work.
+    """
+
+    mirror_dir: str | None = Field(
+        default=None, description="Local mirror of CMS files; defaults to $CLARUS_CMS_MIRROR."
+    )
+    base_url: str | None = Field(
+        default=None, description="Send every request to this host instead (test servers)."
+    )
+    timeout_s: float = Field(default=60.0, description="Per-request connect/read timeout.")
+    retries: int = Field(default=3, description="Retries on 5xx and timeouts, with backoff.")
+    backoff_s: float = Field(default=1.0, description="Backoff factor between retries.")
+    pins_file: str | None = Field(
+        default=None,
+        description="JSON {file name: sha256} to verify against; default pipelines/pins.json, "
+                    "'' disables.",
+    )
+
+    def fetcher(self) -> Fetcher:
+        mirror = self.mirror_dir if self.mirror_dir is not None else os.environ.get(
+            "CLARUS_CMS_MIRROR")
+        return Fetcher(
+            mirror=Path(mirror) if mirror else None, base_url=self.base_url,
+            timeout_s=self.timeout_s, retries=self.retries, backoff_s=self.backoff_s,
+            pins=load_pins(self.pins_file),
+        )
+
+
+class BundleStore(ConfigurableResource):
+    """Where reference bundles are published, and how strict the pre-publish checks are."""
+
+    root: str = Field(
+        default=str(REPO / "bundles" / "reference"),
+        description="Directory holding one folder per reference release.",
+    )
+    enforce_row_ranges: bool = Field(
+        default=True,
+        description="Fail when a table's row count is outside its expected range (turn off "
+                    "only for builds from small fixtures).",
+    )
