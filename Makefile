@@ -31,7 +31,7 @@ test: $(STAMP)
 
 # Rebuild the committed reference bundle from the CMS mirror (a data engineer's refresh).
 bundle: $(STAMP)
-	$(BIN)/dagster asset materialize -w workspace.yaml --select '*' --partition 2026C
+	$(BIN)/dagster asset materialize -m pipelines.definitions --select '*' --partition 2026C
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/pipeline.py

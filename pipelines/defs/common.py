@@ -1,7 +1,6 @@
 """What every source's assets share: the release partitions, the raw-fetch asset factory,
 and the normalized-table asset factory with its blocking pre-publish checks."""
 
-from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -39,6 +38,11 @@ class Normalized:
     table: pa.Table | None
     inputs: dict[str, int] = field(default_factory=dict)  # input key -> rows read from it
     notes: list[str] = field(default_factory=list)
+    sources: list[str] | None = None  # inputs the rows come from (default: all of ``inputs``)
+
+    @property
+    def built_from(self) -> list[str]:
+        return sorted(self.inputs if self.sources is None else self.sources)
 
 
 def fail(exc: Exception) -> Failure:

@@ -21,7 +21,7 @@ import pyarrow.ipc as ipc
 FORMAT = "clarus-reference-bundle"
 FORMAT_VERSION = 1
 BATCH_ROWS = 65_536
-_OPTIONS = ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=9))
+_OPTIONS = ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=19))
 
 
 def table_bytes(table: pa.Table) -> bytes:

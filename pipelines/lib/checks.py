@@ -12,7 +12,8 @@ import pyarrow.compute as pc
 from .tables import TABLES
 
 HCPCS_RE = r"^[0-9A-Z]{4}[0-9A-Z]$"
-ICD10CM_CODE_RE = r"^[A-Z][0-9][0-9A-Z](\.[0-9A-Z]{1,4})?$"
+# FY2026 added category QA0 (genetic disorders), the first with a letter in position 2.
+ICD10CM_CODE_RE = r"^[A-Z]([0-9][0-9A-Z]|A[0-9])(\.[0-9A-Z]{1,4})?$"
 MAX_SHOWN = 5
 
 

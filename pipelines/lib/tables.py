@@ -104,7 +104,8 @@ _add(TableSpec(
         ("nonfac_amount", MONEY, N), ("fac_amount", MONEY, N), ("opps_capped", pa.bool_(), S),
     ),
     ("hcpcs", "modifier", "mac", "locality"), 500_000, 2_500_000,
-    "MPFS amount per HCPCS × modifier × locality; null where the setting is NA.",
+    "MPFS amount per HCPCS × modifier × locality (status A/R/T). An NA setting is still "
+    "priced, as in CMS's payment file; hcpcs_rvu's nonfac_na/fac_na flag it.",
 ))
 _add(TableSpec(
     "ncci_ptp",
@@ -114,7 +115,7 @@ _add(TableSpec(
         ("prior_1996", pa.bool_(), N), ("modifier_indicator", pa.string(), S),
         ("rationale", pa.string(), S),
     ),
-    ("column_1", "column_2", "effective_date", "deletion_date"), 1_000_000, 5_000_000,
+    ("column_1", "column_2", "effective_date", "deletion_date", "rationale"), 1_000_000, 5_000_000,
     "NCCI practitioner PtP edits; deletion_date null = active ('*').",
 ))
 _add(TableSpec(

@@ -1,6 +1,5 @@
 """Publish the reference bundle: every checked table + manifest.json, atomically."""
 
-from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
@@ -52,9 +51,10 @@ def build_manifest(release: str, tables: dict[str, Normalized],
     for name, t in tables.items():
         if t.table is None:
             continue
-        keys = sorted(t.inputs)
+        keys = t.built_from
         releases = sorted({raws_release(raws, k) for k in keys} - {""})
-        outputs[name] = {"source": SOURCE_OF[name], "inputs": keys, "releases": releases,
+        outputs[name] = {"source": SOURCE_OF[name], "built_from": keys, "releases": releases,
+                         "cross_checked_with": sorted(set(t.inputs) - set(keys)),
                          "notes": t.notes}
     absent = sorted(n for n, t in tables.items() if t.table is None)
     return {

@@ -1,6 +1,5 @@
 """X12 CARC (with group codes) and RARC code lists."""
 
-from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any

@@ -1,6 +1,5 @@
 """HCPCS Level II quarterly file (fixed-width TXT, or the xlsx of the same release)."""
 
-from __future__ import annotations
 
 from ...lib import hcpcs
 from ...lib.conform import conform

@@ -1,6 +1,5 @@
 """ICD-10-CM code set as a tree, from the tabular XML; the order file cross-checks it."""
 
-from __future__ import annotations
 
 import polars as pl
 
@@ -25,7 +24,7 @@ def build_icd10cm(raw: dict[str, Fetched]) -> Normalized:
         agree = j.filter(pl.col("billable") == pl.col("billable_xml")).height
         notes.append(f"cross-check with {order.file}: {agree} of {o.height} codes agree on the "
                      "billable flag")
-    return Normalized(conform(df, "icd10cm", f.file), inputs, notes)
+    return Normalized(conform(df, "icd10cm", f.file), inputs, notes, ["icd10cm_tabular"])
 
 
 icd10cm_table = table_asset("icd10cm", "icd10cm", "icd10cm_raw", build_icd10cm)

@@ -1,6 +1,5 @@
 """The MPFS fee schedule, computed from PPRRVU × GPCI × conversion factor (and OPPS caps)."""
 
-from __future__ import annotations
 
 from collections.abc import Iterator
 from decimal import Decimal
@@ -38,7 +37,8 @@ def build_fee_schedule(hcpcs_rvu: Normalized, gpci: Normalized, opps_cap: Normal
     notes = [f"conversion factor {cf}",
              "OPPS imaging cap applied" if cap is not None else "no OPPS imaging cap applied"]
     checks = {"formula_spot_check": spot_check(table, hcpcs_rvu.table, gpci.table, cf)}
-    return Normalized(table, {}, notes), checks
+    sources = ["pprrvu", "gpci"] + (["oppscap"] if cap is not None else [])
+    return Normalized(table, {}, notes, sources), checks
 
 
 @asset(

@@ -1,6 +1,5 @@
 """NCCI practitioner MUEs: the official CSV (Latin-1, quoted notice) and the complete copy."""
 
-from __future__ import annotations
 
 import polars as pl
 
@@ -23,11 +22,12 @@ def build_mue(raw: dict[str, Fetched]) -> Normalized:
         off_df = ncci.parse_mue_official(official.data, official.file)
         inputs["mue_official"] = off_df.height
     if official is not None and not official.excerpt:
-        df, chosen = off_df, official.file
+        df, chosen, sources = off_df, official.file, ["mue_official"]
     elif derived is not None:
         df = ncci.parse_mue_derived(derived.data, derived.file)
         inputs["mue_complete"] = df.height
         chosen = f"{derived.file} (release {derived.release})"
+        sources = ["mue_complete"]
     else:
         raise SourceFormatError("mue", "no complete MUE table",
                                 expected="the official file or the complete derived copy")
@@ -38,7 +38,7 @@ def build_mue(raw: dict[str, Fetched]) -> Normalized:
                          & (pl.col("mai") == pl.col("mai_c")))
         notes.append(f"cross-check with {official.file}: {j.height} of {off_df.height} codes "
                      f"present, {agree.height} agree on units and MAI")
-    return Normalized(conform(df, "mue", chosen), inputs, notes)
+    return Normalized(conform(df, "mue", chosen), inputs, notes, sources)
 
 
 mue = table_asset("mue", "ncci_mue", "ncci_mue_raw", build_mue)

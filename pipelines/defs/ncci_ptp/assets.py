@@ -5,7 +5,6 @@ derived 2024 Q3 export. Both are read: the bundle's table comes from the most co
 input, and the other is cross-checked against it so a drift is visible in the metadata.
 """
 
-from __future__ import annotations
 
 import polars as pl
 
@@ -43,10 +42,12 @@ def build_ncci_ptp(raw: dict[str, Fetched]) -> Normalized:
     if complete_official:
         df = ncci.merge_ptp_parts(list(frames.values()))
         chosen = "official quarterly parts f1-f4"
+        sources = list(PARTS)
     elif derived is not None:
         df = ncci.parse_ptp_derived(derived.data, derived.file)
         inputs["ptp_complete"] = df.height
         chosen = f"complete derived copy {derived.file} (release {derived.release})"
+        sources = ["ptp_complete"]
     else:
         missing = [p for p in PARTS if p not in raw]
         raise SourceFormatError(
@@ -59,7 +60,7 @@ def build_ncci_ptp(raw: dict[str, Fetched]) -> Normalized:
     if not complete_official and frames:
         notes.append(cross_check(df, pl.concat(list(frames.values())),
                                  "official " + ", ".join(f.file for f in official)))
-    return Normalized(conform(df, "ncci_ptp", chosen), inputs, notes)
+    return Normalized(conform(df, "ncci_ptp", chosen), inputs, notes, sources)
 
 
 ncci_ptp = table_asset("ncci_ptp", "ncci_ptp", "ncci_ptp_raw", build_ncci_ptp)

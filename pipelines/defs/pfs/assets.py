@@ -1,6 +1,5 @@
 """PFS relative value files (PPRRVU, GPCI, LOCCO, ANES, OPPSCAP) → typed tables."""
 
-from __future__ import annotations
 
 from ...lib import pfs
 from ...lib.conform import conform

@@ -1,6 +1,5 @@
 """Plan cost-sharing templates: authored, sourced facts (no file to fetch)."""
 
-from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
