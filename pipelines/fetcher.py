@@ -39,6 +39,7 @@ class Fetcher:
     backoff_s: float = 1.0
     pins: dict[str, str] = field(default_factory=dict)
     _session: requests.Session | None = None
+    _cache: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def session(self) -> requests.Session:
@@ -47,7 +48,11 @@ class Fetcher:
         return self._session
 
     def get(self, url: str) -> bytes:
-        return http_get(self.session, rebase(url, self.base_url), self.timeout_s, self.retries + 1)
+        """GET once per fetcher: several inputs share one release zip and one release page."""
+        if url not in self._cache:
+            self._cache[url] = http_get(self.session, rebase(url, self.base_url), self.timeout_s,
+                                        self.retries + 1)
+        return self._cache[url]
 
     def obtain(self, spec: InputSpec) -> Fetched | None:
         """The file for ``spec``, or None when it is optional and not obtainable here."""

@@ -21,7 +21,8 @@ class CmsSource(ConfigurableResource):
     """
 
     mirror_dir: str | None = Field(
-        default=None, description="Local mirror of CMS files; defaults to $CLARUS_CMS_MIRROR."
+        default=None,
+        description="Local mirror of CMS files; defaults to $CLARUS_CMS_MIRROR ('' = download).",
     )
     base_url: str | None = Field(
         default=None, description="Send every request to this host instead (test servers)."

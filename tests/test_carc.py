@@ -219,3 +219,17 @@ def test_real_csv_agrees_with_html(real_html: tuple[pl.DataFrame, pl.DataFrame],
     for col in ("description", "start_date", "stop_date", "last_modified", "notes"):
         diff = joined.filter(pl.col(col).ne_missing(pl.col(f"{col}_right")))
         assert diff.height == 0, diff.select("code", col, f"{col}_right").to_dicts()
+
+
+def test_rarc_html_page_layout(fixtures) -> None:  # noqa: ANN001
+    """A download brings x12.org's HTML page (the mirror holds a CSV scrape of it)."""
+    from pipelines.lib.carc import parse_rarc_html
+
+    df = parse_rarc_html((fixtures / "carc" / "rarc_small.html").read_bytes(), "rarc.html")
+    rows = {r["code"]: r for r in df.iter_rows(named=True)}
+    assert sorted(rows) == ["M15", "MA01", "N19"]
+    assert rows["MA01"]["stop_date"].isoformat() == "2024-03-01"
+    assert rows["MA01"]["notes"] == "(Modified 10/31/02) Deactivated."
+    assert rows["N19"]["stop_date"] is None
+    assert rows["N19"]["description"] == "Procedure code incidental to primary procedure."
+    conform(df, "rarc", "rarc.html")

@@ -243,7 +243,7 @@ def _codelist(parser: _Tables, source: str, code_re: re.Pattern[str], what: str
     rows: list[tuple] = []
     for tr in codelists[0]["rows"]:
         cells = {c["class"]: c for c in tr["cells"] if c["tag"] == "td"}
-        if not tr["cells"]:
+        if not cells:  # empty or header (th-only) row
             continue
         if "code" not in cells or "description" not in cells:
             raise SourceFormatError(source, "code-list row lacks a code or description cell",

@@ -137,8 +137,24 @@ def _find_header(
 ) -> int:
     for i, (_, row) in enumerate(rows):
         if row and test(_norm(row[0])):
+            _no_data_above(rows[:i], source, expected)
             return i
     raise SourceFormatError(source, "header row not found", expected=expected)
+
+
+_CODE_CELL = re.compile(r"[0-9A-Z]{5}|\d{1,5}")
+
+
+def _no_data_above(rows: list[tuple[int, list[str]]], source: str, expected: str) -> None:
+    """A code-like row above the header means the header moved down: those rows would be
+    silently dropped, so refuse instead."""
+    for line, row in rows:
+        if row and _CODE_CELL.fullmatch(row[0].strip()):
+            raise SourceFormatError(
+                source, "a data row appears above the header (header shifted?)", row=line,
+                column=expected, expected="the header before the first data row",
+                found=",".join(row[:4]),
+            )
 
 
 @dataclass(frozen=True)
