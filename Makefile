@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip==26.3
 	$(BIN)/pip install --quiet -c requirements/lock.txt -e '.[pipeline,dev]'
-	mkdir -p $(DAGSTER_HOME)
+	mkdir -p $(DAGSTER_HOME) && touch $(DAGSTER_HOME)/dagster.yaml
 	touch $(STAMP)
 
 bootstrap: $(STAMP)
