@@ -1,6 +1,10 @@
 """PFS relative value files (PPRRVU, GPCI, LOCCO, ANES, OPPSCAP) → typed tables."""
 
 
+from collections.abc import Callable
+
+import polars as pl
+
 from ...lib import pfs
 from ...lib.conform import conform
 from ...lib.fetch import Fetched
@@ -9,7 +13,8 @@ from ..common import Normalized, raw_asset, table_asset
 pfs_raw = raw_asset("pfs", "pfs")
 
 
-def _one(raw: dict[str, Fetched], key: str, table: str, parse) -> Normalized:  # noqa: ANN001
+def _one(raw: dict[str, Fetched], key: str, table: str,
+         parse: Callable[[bytes, str], pl.DataFrame]) -> Normalized:
     f = raw[key]
     t = conform(parse(f.data, f.file), table, f.file)
     return Normalized(t, {key: t.num_rows})
