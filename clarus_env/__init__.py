@@ -8,17 +8,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .tasks import TASKS
+
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from .env import ClarusEnv, Observation, StepResult, make
     from .reference import ReferenceBundle, open_reference
+    from .scenario import compile_scenario
 
-__all__ = ["ReferenceBundle", "open_reference", "__version__"]
+__all__ = ["TASKS", "ClarusEnv", "Observation", "ReferenceBundle", "StepResult",
+           "compile_scenario", "make", "open_reference", "__version__"]
+
+_LAZY = {"ReferenceBundle": "reference", "open_reference": "reference",
+         "ClarusEnv": "env", "Observation": "env", "StepResult": "env", "make": "env",
+         "compile_scenario": "scenario"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("ReferenceBundle", "open_reference"):
-        from . import reference
+    if name in _LAZY:
+        import importlib
 
-        return getattr(reference, name)
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module 'clarus_env' has no attribute {name!r}")

@@ -1,0 +1,473 @@
+"""The billing-dispute runtime: reset → step → graded episode, shared by the three tasks.
+
+Everything the agent does is written to the episode's SQLite database as it happens; the
+grade is the task's SQL checks over that database. Rewards follow the seed's table, with
+each positive shaping reward paid at most once per kind, so repeating an action never pays.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .actions import ACTIONS, PHI_ACTIONS, ActionError, validate
+from .episode_db import load_scenario_facts, new_episode_db
+from .grader import grade
+from .splits import seeds
+from .tasks import get_task
+
+R_AUTH, R_NEW_TYPE, R_DIAGNOSIS, R_DEESCALATE, R_DEADLINE, R_AUDIT = (
+    0.05, 0.03, 0.05, 0.05, 0.03, 0.03)
+R_DUPLICATE, R_DISTRACTOR, R_ERROR = -0.02, -0.01, -0.02
+EMOTIONS = ("calm", "frustrated", "distressed")
+FETCH = {  # action -> (artifact type, parameter holding its key)
+    "fetch_claim_record": ("claim_record", "claim_id"),
+    "fetch_eob": ("eob", "claim_id"),
+    "fetch_provider_record": ("provider_record", "claim_id"),
+    "fetch_payment_ledger": ("payment_ledger", "patient_id"),
+    "fetch_plan_document": ("plan_document", "plan_id"),
+    "fetch_facility_record": ("facility_record", "facility_id"),
+    "fetch_payment_processor_log": ("processor_log", "patient_id"),
+}
+LOG_LINES = 12
+
+
+@dataclass
+class Observation:
+    """What the agent sees after each step (the seed's fields, plus the task name)."""
+
+    task_name: str
+    step_number: int
+    api_calls_used: int
+    api_call_budget: int
+    rate_limited_tools: list[str]
+    cooldown_steps: dict[str, int]
+    case_id: str
+    patient_complaint: str
+    patient_name: str
+    patient_emotional_state: str
+    last_action_type: str | None
+    last_action_result: dict[str, Any] | None
+    last_action_error: str | None
+    action_log_summary: list[str]
+    step_reward: float
+    done: bool
+
+    def model_dump(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __getitem__(self, key: str) -> Any:  # obs["case_id"], as HTTP clients index it
+        return getattr(self, key)
+
+
+@dataclass
+class StepResult:
+    observation: Observation
+    reward: float
+    done: bool
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class ClarusEnv:
+    """One billing-dispute task. ``reset(seed)`` starts an episode, ``step(action)`` plays it."""
+
+    def __init__(self, task: str, *, bundle_dir: str | None = None, split: str = "train",
+                 reference: Any = None) -> None:
+        self.task = get_task(task)
+        self.task_name = task
+        self.split = split
+        seeds(split)  # validates the split name early
+        self._bundle_dir = bundle_dir
+        self._reference = reference
+        self._draw = random.Random()
+        self.db = None
+        self.scenario: dict[str, Any] | None = None
+        self._done = True
+        self._steps = 0
+
+    # -- episode lifecycle ----------------------------------------------------------------
+    @property
+    def reference(self) -> Any:
+        if self._reference is None:
+            from .reference import open_reference
+
+            self._reference = open_reference(self._bundle_dir)
+        return self._reference
+
+    def reset(self, seed: int | None = None, *, scenario: dict[str, Any] | None = None
+              ) -> Observation:
+        """Start an episode for ``seed`` (None: a random seed of the env's split)."""
+        if scenario is None:
+            if seed is None:
+                seed = self._draw.choice(seeds(self.split))
+            from .scenario_store import load_scenario
+
+            scenario = load_scenario(self.task_name, seed, reference=self._reference,
+                                     bundle_dir=self._bundle_dir)
+        self.scenario = scenario
+        self.seed = scenario["seed"]
+        self.episode_id = uuid.uuid4().hex
+        if self.db is not None:
+            self.db.close()
+        self.db = new_episode_db()
+        load_scenario_facts(self.db, scenario)
+        case = scenario["case"]
+        self._case = case
+        self._artifacts = {a["artifact_id"]: a for a in scenario["artifacts"]}
+        self._refs = {a["artifact_id"]: a for a in scenario.get("references", [])}
+        self._by_key = {(a["type"], a["key"]): a for a in scenario["artifacts"]}
+        self._ref_by_key = {(a["type"], a["key"]): a for a in scenario.get("references", [])}
+        self._fetched: set[str] = set()
+        self._fetched_types: set[str] = set()
+        self._paid: set[str] = set()
+        self._cooldown = {t: 0 for t in self.task.cooldowns}
+        self._steps = 0
+        self._calls = 0
+        self._authenticated = False
+        self._emotion = EMOTIONS.index(case["emotional_state"])
+        self._errors_in_row = 0
+        self._has_diagnosis = False
+        self._submitted = False
+        self._counters_raised = False
+        self._log: list[str] = []
+        self._done = False
+        self._ending: str | None = None
+        self._score: float | None = None
+        self._grade: dict[str, Any] | None = None
+        return self._observation(None, None, None, 0.0)
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """Episode bookkeeping only — never the scenario or its expected outcome."""
+        return {"episode_id": getattr(self, "episode_id", None), "task": self.task_name,
+                "seed": getattr(self, "seed", None), "step_count": self._steps,
+                "done": self._done, "score": self._score}
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+    # -- stepping -------------------------------------------------------------------------
+    def step(self, action: Any) -> StepResult:
+        if self.scenario is None:
+            return self._reject(action, "no episode: call reset() first")
+        if self._done:
+            return self._reject(action, "the episode is done; call reset() to start another")
+        try:
+            name, params = validate(action, ACTIONS)
+        except ActionError as exc:
+            return self._count_error(_action_name(action), str(exc))
+        if self._cooldown.get(name, 0) > 0:
+            return self._count_error(
+                name, f"{name} is rate limited: available again in {self._cooldown[name]} "
+                      "step(s)")
+        try:
+            result, reward = getattr(self, "_do_" + name)(params)
+        except ActionError as exc:
+            return self._count_error(name, str(exc), params)
+        self._errors_in_row = 0
+        return self._finish(name, params, result, reward, None)
+
+    def _reject(self, action: Any, message: str) -> StepResult:
+        """An action that cannot be taken at all: penalty, and nothing else changes."""
+        if self.scenario is None:
+            raise RuntimeError(message)
+        obs = self._observation(_action_name(action), None, message, R_ERROR)
+        return StepResult(obs, R_ERROR, self._done, self._info())
+
+    def _count_error(self, name: str | None, message: str,
+                     params: dict[str, Any] | None = None) -> StepResult:
+        self._errors_in_row += 1
+        if self._errors_in_row == 3:
+            self._set_emotion(self._emotion + 1, "repeated failed actions")
+            self._errors_in_row = 0
+        return self._finish(name, params or {}, None, R_ERROR, message)
+
+    def _finish(self, name: str | None, params: dict[str, Any], result: dict[str, Any] | None,
+                reward: float, error: str | None) -> StepResult:
+        self._steps += 1
+        self._calls += 1
+        for tool in self._cooldown:
+            if self._cooldown[tool] > 0:
+                self._cooldown[tool] -= 1
+        if error is None and name in self.task.cooldowns:
+            self._cooldown[name] = self.task.cooldowns[name]
+        self.db.execute(  # type: ignore[union-attr]
+            "INSERT INTO steps VALUES (?,?,?,?,?,?,?,1)",
+            (self._steps, name, json.dumps(params, sort_keys=True), int(error is None), error,
+             reward, int(self._authenticated)))
+        shown = ", ".join(f"{k}={v / 100:.2f}" if k == "amount" else f"{k}={v}"
+                          for k, v in params.items() if not isinstance(v, list | dict))
+        self._log.append(f"{self._steps}: {name}({shown[:80]}) "
+                         f"{'error' if error else 'ok'} {reward:+.2f}")
+        ending, self._ending = self._ending, None
+        if ending is None and self._calls >= self.task.api_call_budget:
+            ending = "budget"
+            result = {**(result or {}), "episode_ended": "API call budget exhausted"}
+        if ending is not None:
+            self._end(ending)
+            reward += self._score or 0.0
+            if name == "close_case":
+                result = {**(result or {}), "score": self._score}
+        obs = self._observation(name, result, error, reward)
+        return StepResult(obs, round(reward, 6), self._done, self._info())
+
+    def _end(self, how: str) -> None:
+        self._done = True
+        self.db.execute("INSERT OR REPLACE INTO state VALUES ('ended_by', ?)", (how,))
+        self.db.execute("INSERT OR REPLACE INTO state VALUES ('ended_step', ?)",
+                        (str(self._steps),))
+        self._grade = grade(self.db, self.task.checks)
+        self._score = self._grade["score"]
+
+    def _info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"episode_id": self.episode_id,
+                                "api_calls_remaining": self.task.api_call_budget - self._calls}
+        if self._grade is not None:
+            info["grade"] = self._grade
+        return info
+
+    def _observation(self, name: str | None, result: dict[str, Any] | None,
+                     error: str | None, reward: float) -> Observation:
+        case = self._case
+        return Observation(
+            task_name=self.task_name, step_number=self._steps, api_calls_used=self._calls,
+            api_call_budget=self.task.api_call_budget,
+            rate_limited_tools=sorted(self.task.cooldowns),
+            cooldown_steps=dict(sorted(self._cooldown.items())),
+            case_id=case["case_id"], patient_complaint=case["patient_complaint"],
+            patient_name=case["patient_name"],
+            patient_emotional_state=EMOTIONS[self._emotion],
+            last_action_type=name, last_action_result=result, last_action_error=error,
+            action_log_summary=self._log[-LOG_LINES:], step_reward=round(reward, 6),
+            done=self._done,
+        )
+
+    # -- shaping helpers ------------------------------------------------------------------
+    def _pay_once(self, kind: str, amount: float) -> float:
+        if kind in self._paid:
+            return 0.0
+        self._paid.add(kind)
+        return amount
+
+    def _set_emotion(self, level: int, reason: str) -> float:
+        level = max(0, min(len(EMOTIONS) - 1, level))
+        if level == self._emotion:
+            return 0.0
+        calmer = level < self._emotion
+        self._emotion = level
+        self.db.execute("INSERT INTO emotions VALUES (?,?,?)",
+                        (self._steps + 1, EMOTIONS[level], reason))
+        return self._pay_once("deescalate", R_DEESCALATE) if calmer else 0.0
+
+    def _phi(self, name: str) -> None:
+        if name in PHI_ACTIONS and not self._authenticated:
+            self.db.execute("INSERT INTO violations VALUES (?,?,?)",
+                            (self._steps + 1, "phi_before_authentication",
+                             f"{name} before authenticate_patient"))
+            self._set_emotion(self._emotion + 1, "PHI handled before identity was verified")
+
+    def _check_ids(self, name: str, ids: list[str]) -> None:
+        unknown = [i for i in ids if i not in self._artifacts and i not in self._refs]
+        if unknown:
+            raise ActionError(f"{name}.cited_artifacts: unknown artifact id(s) "
+                              f"{', '.join(unknown)}; cite ids returned by earlier actions")
+
+    def _cite(self, kind: str, ids: list[str]) -> int:
+        step = self._steps + 1
+        uniq = list(dict.fromkeys(ids))
+        self.db.executemany("INSERT INTO citations VALUES (?,?,?,?)",
+                            [(step, kind, i, int(i in self._fetched)) for i in uniq])
+        return sum(i in self._fetched for i in uniq)
+
+    def _record(self, art: dict[str, Any], kind: str) -> dict[str, Any]:
+        self._fetched.add(art["artifact_id"])
+        return {"artifact_id": art["artifact_id"], "type": art["type"],
+                "party": art.get("party", "reference"), "data": art["data"]}
+
+    # -- actions --------------------------------------------------------------------------
+    def _do_authenticate_patient(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        if p["patient_id"] != self._case["patient_id"]:
+            raise ActionError("authenticate_patient.patient_id does not match this case's "
+                              "patient; verification failed")
+        self.db.execute("INSERT INTO auth VALUES (?,?,1)", (self._steps + 1, p["patient_id"]))
+        self._authenticated = True
+        return {"authenticated": True, "patient_id": p["patient_id"]}, \
+            self._pay_once("auth", R_AUTH)
+
+    def _fetch(self, name: str, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        atype, key_param = FETCH[name]
+        art = self._by_key.get((atype, p[key_param]))
+        if art is None:
+            raise ActionError(f"{name}: no {atype} found for {key_param}={p[key_param]!r}")
+        self._phi(name)
+        aid = art["artifact_id"]
+        duplicate = aid in self._fetched
+        self.db.execute("INSERT INTO fetched VALUES (?,?,?,?)",
+                        (self._steps + 1, aid, atype, int(duplicate)))
+        if duplicate:
+            reward = R_DUPLICATE
+        elif art.get("distractor"):
+            reward = R_DISTRACTOR
+        elif atype not in self._fetched_types:
+            reward = R_NEW_TYPE
+        else:
+            reward = 0.0
+        self._fetched_types.add(atype)
+        return self._record(art, "fetch"), reward
+
+    def _lookup_result(self, art: dict[str, Any] | None, kind: str, **keys: Any
+                       ) -> dict[str, Any]:
+        step = self._steps + 1
+        self.db.execute("INSERT INTO lookups VALUES (?,?,?,?,?,?,?)",
+                        (step, kind, keys.get("code_1"), keys.get("code_2"), keys.get("rule"),
+                         keys.get("deadline_type"), art["artifact_id"] if art else None))
+        if art is None:
+            return {"found": False, **{k: v for k, v in keys.items() if v is not None}}
+        if art["artifact_id"] not in self._fetched:
+            self.db.execute("INSERT INTO fetched VALUES (?,?,?,0)",
+                            (step, art["artifact_id"], art["type"]))
+        return {"found": True, **self._record(art, kind)}
+
+    def _ncci_ref(self, c1: str, c2: str) -> dict[str, Any] | None:
+        return (self._ref_by_key.get(("ncci_edit", f"{c1}/{c2}"))
+                or self._ref_by_key.get(("ncci_edit", f"{c2}/{c1}")))
+
+    def _do_lookup_procedure_code(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        code = p["code"].upper()
+        paired = p.get("paired_code", "").upper() or None
+        if paired:
+            art = self._ncci_ref(code, paired)
+        else:
+            art = self._ref_by_key.get(("code_reference", code))
+        return self._lookup_result(art, "code", code_1=code, code_2=paired), 0.0
+
+    def _do_check_regulatory_rule(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        rule = p["rule"]
+        if rule == "ncci_ptp":
+            if not p.get("code_1") or not p.get("code_2"):
+                raise ActionError("check_regulatory_rule: rule ncci_ptp needs code_1 and code_2")
+            c1, c2 = p["code_1"].upper(), p["code_2"].upper()
+            art = self._ncci_ref(c1, c2)
+            return self._lookup_result(art, "rule", rule=rule, code_1=c1, code_2=c2), 0.0
+        art = self._ref_by_key.get(("regulation", rule))
+        return self._lookup_result(art, "rule", rule=rule), 0.0
+
+    def _do_check_deadline(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        art = self._ref_by_key.get(("deadline", p["deadline_type"]))
+        result = self._lookup_result(art, "deadline", deadline_type=p["deadline_type"])
+        reward = self._pay_once("deadline", R_DEADLINE) if art and not self._submitted else 0.0
+        return result, reward
+
+    def _do_write_diagnosis(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        if p["finding"] not in self.task.findings:
+            raise ActionError(f"write_diagnosis.finding must be one of "
+                              f"{', '.join(self.task.findings)}; got {p['finding']!r}")
+        self._check_ids("write_diagnosis", p["cited_artifacts"])
+        step = self._steps + 1
+        self.db.execute("INSERT INTO diagnoses VALUES (?,?,?,?,?)",
+                        (step, p["responsible_party"], p["finding"], p.get("amount"),
+                         p.get("summary")))
+        n = self._cite("diagnosis", p["cited_artifacts"])
+        self._has_diagnosis = True
+        reward = self._pay_once("diagnosis", R_DIAGNOSIS) if n >= 2 else 0.0
+        return {"diagnosis_recorded": True, "cited_fetched_artifacts": n}, reward
+
+    def _do_draft_resolution(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        reason = p.get("appeal_reason")
+        if reason is not None and reason not in self.task.appeal_reasons:
+            allowed = ", ".join(self.task.appeal_reasons) or "none for this task"
+            raise ActionError(f"draft_resolution.appeal_reason must be one of {allowed}; "
+                              f"got {reason!r}")
+        self._check_ids("draft_resolution", p["cited_artifacts"])
+        step = self._steps + 1
+        self.db.execute("INSERT INTO drafts VALUES (?,?,?,?,?)",
+                        (step, p["resolution_type"], p.get("amount"), reason, p.get("body")))
+        self._cite("draft", p["cited_artifacts"])
+        return {"draft_id": f"DRAFT-{step}", "resolution_type": p["resolution_type"]}, 0.0
+
+    def _do_submit_resolution(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        row = self.db.execute("SELECT step, resolution_type, amount_cents, appeal_reason FROM "
+                              "drafts ORDER BY step DESC LIMIT 1").fetchone()
+        if row is None:
+            raise ActionError("submit_resolution: nothing to submit; call draft_resolution first")
+        step = self._steps + 1
+        self.db.execute("INSERT INTO submissions VALUES (?,?,?,?,?)", (step, *row))
+        if row[1] == "withdraw_dispute":
+            self.db.execute("INSERT OR REPLACE INTO state VALUES ('withdrawn', ?)", (str(step),))
+        self._submitted = True
+        result: dict[str, Any] = {"submission_id": f"SUB-{step}", "status": "filed",
+                                  "resolution_type": row[1]}
+        counters = self.scenario.get("counters", []) if self.scenario else []
+        if counters and not self._counters_raised and row[1] != "withdraw_dispute":
+            self._counters_raised = True
+            self.db.executemany("INSERT INTO counters VALUES (?,?,?)",
+                                [(c["counter_id"], c["kind"], step) for c in counters])
+            result["counter_arguments"] = [
+                {"counter_id": c["counter_id"], "from": c["from"], "text": c["text"]}
+                for c in counters]
+        return result, 0.0
+
+    def _do_send_patient_communication(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        self._phi("send_patient_communication")
+        self.db.execute("INSERT INTO messages VALUES (?,?,?,?,?)",
+                        (self._steps + 1, "patient", p["message_type"], None, p["message"]))
+        reward = 0.0
+        if self._has_diagnosis and p["message_type"] != "information_request":
+            reward = self._set_emotion(self._emotion - 1, "the patient was told what was found")
+        return {"delivered": True, "patient_emotional_state": EMOTIONS[self._emotion]}, reward
+
+    def _do_notify_provider(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        ids = p.get("cited_artifacts", [])
+        self._check_ids("notify_provider", ids)
+        step = self._steps + 1
+        self.db.execute("INSERT INTO messages VALUES (?,?,?,?,?)",
+                        (step, "provider", None, p.get("position"), p["message"]))
+        self._cite("provider_notice", ids)
+        if p.get("position") == "withdraw":
+            self.db.execute("INSERT OR REPLACE INTO state VALUES ('withdrawn', ?)", (str(step),))
+        return {"delivered": True}, 0.0
+
+    def _do_reject_counter_argument(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        cid = p["counter_id"]
+        raised = self.db.execute("SELECT 1 FROM counters WHERE counter_id=?", (cid,)).fetchone()
+        if raised is None:
+            raise ActionError(f"reject_counter_argument.counter_id {cid!r} has not been raised "
+                              "in this case")
+        self._check_ids("reject_counter_argument", p["cited_artifacts"])
+        decision = p.get("decision", "reject")
+        step = self._steps + 1
+        self.db.execute("INSERT INTO counter_responses VALUES (?,?,?,?)",
+                        (step, cid, decision, p.get("rationale")))
+        self._cite(f"counter:{cid}", p["cited_artifacts"])
+        if decision == "concede":
+            self.db.execute("INSERT OR REPLACE INTO state VALUES ('conceded', ?)", (str(step),))
+        return {"counter_id": cid, "decision": decision}, 0.0
+
+    def _do_write_audit_entry(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        self.db.execute("INSERT INTO audit VALUES (?,?)", (self._steps + 1, p["summary"]))
+        return {"audit_recorded": True}, self._pay_once("audit", R_AUDIT)
+
+    def _do_close_case(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        self._ending = "close_case"  # graded once the step itself is on record
+        return {"closed": True}, 0.0
+
+
+for _name in FETCH:
+    setattr(ClarusEnv, "_do_" + _name,
+            lambda self, p, _n=_name: ClarusEnv._fetch(self, _n, p))
+
+
+def _action_name(action: Any) -> str | None:
+    if isinstance(action, dict) and isinstance(action.get("action_type"), str):
+        return action["action_type"][:64]
+    return None
+
+
+def make(task: str, **kwargs: Any) -> Any:
+    """``clarus_env.make(task)``: the environment for any of the four tasks."""
+    return ClarusEnv(task, **kwargs)

@@ -1,0 +1,40 @@
+"""Scenarios for the env: from the frozen split bundles when the seed is in one, otherwise
+compiled on demand (the two are byte-identical; a test holds them to it)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .scenario import compile_scenario
+from .splits import split_of
+
+SCENARIO_BUNDLES = Path(__file__).resolve().parents[1] / "bundles" / "scenarios"
+
+
+@cache
+def _split_index(path: str) -> dict[int, str]:
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    table = ipc.open_file(pa.memory_map(path)).read_all()
+    return dict(zip(table.column("seed").to_pylist(), table.column("scenario_json").to_pylist(),
+                    strict=True))
+
+
+def bundled_path(task: str, split: str, root: Path = SCENARIO_BUNDLES) -> Path:
+    return root / task / f"{split}.arrow"
+
+
+def load_scenario(task: str, seed: int, *, reference: Any = None,
+                  bundle_dir: str | None = None, root: Path = SCENARIO_BUNDLES) -> dict[str, Any]:
+    split = split_of(seed)
+    if split is not None and bundle_dir is None:
+        path = bundled_path(task, split, root)
+        if path.is_file():
+            text = _split_index(str(path)).get(seed)
+            if text is not None:
+                return json.loads(text)
+    return compile_scenario(task, seed, reference)

@@ -1,0 +1,61 @@
+"""JSON Schemas (draft 2020-12) from ``schemas/``: loading, and validating scenarios.
+
+Validators are built once per process; a compiled scenario that does not match
+``scenario.schema.json`` is a compiler bug and fails loudly at compile time.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+BASE_URI = "https://clarus.dev/schemas/"
+
+
+class ScenarioSchemaError(ValueError):
+    """A compiled scenario does not match its schema."""
+
+
+@cache
+def load(name: str) -> dict[str, Any]:
+    return json.loads((SCHEMA_DIR / name).read_text())
+
+
+@cache
+def _registry() -> Any:
+    from referencing import Registry, Resource
+
+    resources = []
+    for path in sorted(SCHEMA_DIR.rglob("*.json")):
+        doc = json.loads(path.read_text())
+        uri = doc.get("$id") or BASE_URI + path.relative_to(SCHEMA_DIR).as_posix()
+        resources.append((uri, Resource.from_contents(doc)))
+    return Registry().with_resources(resources)
+
+
+@cache
+def validator(name: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    schema = load(name)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, registry=_registry())
+
+
+def errors(name: str, instance: Any) -> list[str]:
+    out = []
+    for e in sorted(validator(name).iter_errors(instance), key=lambda e: list(e.absolute_path)):
+        where = "/".join(str(p) for p in e.absolute_path) or "(root)"
+        out.append(f"{where}: {e.message}")
+    return out
+
+
+def validate_scenario(scenario: dict[str, Any]) -> None:
+    problems = errors("scenario.schema.json", scenario)
+    if problems:
+        raise ScenarioSchemaError(
+            f"scenario {scenario.get('scenario_id')} does not match scenario.schema.json: "
+            + "; ".join(problems[:5]))

@@ -1,0 +1,168 @@
+"""The shared billing runtime on a tiny hand-built task: validation, rewards paid once,
+budget and cooldowns enforced, PHI before authentication, counters, grading."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from clarus_env.env import ClarusEnv
+from clarus_env.grader import Check
+from clarus_env.tasks import _LOADED
+from clarus_env.tasks.base import BillingTask
+
+SCENARIO = {
+    "schema_version": 1, "task": "toy_task", "seed": 7, "scenario_id": "toy_task-7",
+    "reference_release": "test",
+    "case": {"case_id": "CLR-7-TOY", "patient_id": "CLR-7-TOY", "patient_name": "Ana Diaz",
+             "patient_complaint": "I was billed twice for the same visit, please help.",
+             "emotional_state": "distressed", "today": "2026-05-01"},
+    "artifacts": [
+        {"artifact_id": "CLM-1", "type": "claim_record", "party": "insurer", "key": "C1",
+         "distractor": False, "data": {"claim_id": "C1"}},
+        {"artifact_id": "EOB-1", "type": "eob", "party": "insurer", "key": "C1",
+         "distractor": False, "data": {"claim_id": "C1"}},
+        {"artifact_id": "EOB-9", "type": "eob", "party": "insurer", "key": "C9",
+         "distractor": True, "data": {"claim_id": "C9"}},
+        {"artifact_id": "PLOG-1", "type": "processor_log", "party": "payment_processor",
+         "key": "CLR-7-TOY", "distractor": False, "data": {"transactions": []}},
+    ],
+    "references": [
+        {"artifact_id": "DL-APPEAL", "type": "deadline", "party": "reference",
+         "key": "internal_appeal", "data": {"due_date": "2026-10-28"}},
+        {"artifact_id": "NCCI-96372-99211", "type": "ncci_edit", "party": "reference",
+         "key": "96372/99211", "data": {"modifier_indicator": "0"}},
+    ],
+    "counters": [{"counter_id": "CTR-1", "kind": "legal_threat", "from": "Provider counsel",
+                  "text": "We will sue you if you do not withdraw.", "refuted_by": ["PLOG-1"]}],
+    "expected": {"responsible_party": "payment_processor", "amount_cents": 3000},
+    "variant": {},
+}
+CHECKS = [
+    Check("authenticated", "patient authenticated", "SELECT COUNT(*) > 0, 'auth' FROM auth"),
+    Check("party", "responsible party right",
+          "SELECT EXISTS(SELECT 1 FROM diagnoses d JOIN expected e ON e.key='responsible_party' "
+          "AND e.value = d.responsible_party), 'party'"),
+    Check("amount", "amount to the cent",
+          "SELECT EXISTS(SELECT 1 FROM diagnoses d JOIN expected e ON e.key='amount_cents' "
+          "AND CAST(e.value AS INTEGER) = d.amount_cents), 'amount'"),
+    Check("closed", "case closed",
+          "SELECT EXISTS(SELECT 1 FROM state WHERE key='ended_by' AND value='close_case'), ''"),
+]
+TOY = BillingTask(name="toy_task", difficulty="easy", api_call_budget=12,
+                  cooldowns={"fetch_payment_processor_log": 2},
+                  generate=lambda seed, rng, ref: {}, checks=CHECKS, oracle=lambda s: [],
+                  findings=("duplicate_charge", "no_error"))
+
+
+@pytest.fixture()
+def env(monkeypatch) -> ClarusEnv:  # noqa: ANN001
+    monkeypatch.setitem(_LOADED, "toy_task", TOY)
+    monkeypatch.setattr("clarus_env.tasks.TASKS", ("toy_task",))
+    e = ClarusEnv.__new__(ClarusEnv)
+    ClarusEnv.__init__(e, "toy_task")
+    e.reset(scenario=copy.deepcopy(SCENARIO))
+    return e
+
+
+def act(name: str, **params: object) -> dict:
+    return {"action_type": name, "parameters": params}
+
+
+def test_seed_client_example_and_reward_once(env: ClarusEnv) -> None:
+    r = env.step(act("authenticate_patient", patient_id="CLR-7-TOY"))
+    assert r.reward == pytest.approx(0.05) and r.observation.last_action_error is None
+    r = env.step(act("authenticate_patient", patient_id="CLR-7-TOY"))
+    assert r.reward == 0.0  # paid once
+    r = env.step(act("fetch_eob", claim_id="C1"))
+    assert r.reward == pytest.approx(0.03) and r.observation.last_action_result["data"]
+    assert env.step(act("fetch_eob", claim_id="C1")).reward == pytest.approx(-0.02)  # duplicate
+    assert env.step(act("fetch_eob", claim_id="C9")).reward == pytest.approx(-0.01)  # distractor
+    assert env.step(act("fetch_claim_record", claim_id="C1")).reward == pytest.approx(0.03)
+
+
+@pytest.mark.parametrize("bad, words", [
+    ("not an action", "must be an object"),
+    ({"action_type": "hack_the_planet"}, "unknown action_type"),
+    (act("fetch_eob"), "fetch_eob.claim_id is required"),
+    (act("fetch_eob", claim_id=5), "fetch_eob.claim_id must be a non-empty string"),
+    (act("fetch_eob", claim_id="C1", extra=1), "unknown parameter(s) extra"),
+    (act("fetch_eob", claim_id="NOPE"), "no eob found for claim_id='NOPE'"),
+    (act("write_diagnosis", responsible_party="insurer", finding="duplicate_charge",
+         cited_artifacts=["EOB-404"]), "unknown artifact id(s) EOB-404"),
+    (act("write_diagnosis", responsible_party="insurer", finding="duplicate_charge",
+         amount="12.345", cited_artifacts=[]), "at most 2 decimals"),
+    (act("write_diagnosis", responsible_party="alien", finding="duplicate_charge",
+         cited_artifacts=[]), "must be one of"),
+    (act("reject_counter_argument", counter_id="CTR-1", cited_artifacts=[]), "has not been raised"),
+    (act("submit_resolution"), "call draft_resolution first"),
+    ({"action_type": "close_case", "parameters": [1, 2]}, "parameters must be an object"),
+])
+def test_invalid_actions_penalize_and_change_nothing(env: ClarusEnv, bad: object,
+                                                     words: str) -> None:
+    before = {t: env.db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+              for t in ("auth", "fetched", "diagnoses", "drafts", "submissions",
+                        "counter_responses", "citations")}
+    r = env.step(bad)
+    assert r.reward == pytest.approx(-0.02)
+    assert words in r.observation.last_action_error
+    assert not r.done
+    after = {t: env.db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in before}
+    assert after == before
+
+
+def test_phi_before_authentication_is_a_violation(env: ClarusEnv) -> None:
+    r = env.step(act("fetch_eob", claim_id="C1"))
+    assert r.observation.last_action_error is None
+    assert env.db.execute("SELECT kind FROM violations").fetchall() == [
+        ("phi_before_authentication",)]
+
+
+def test_cooldown_is_enforced(env: ClarusEnv) -> None:
+    env.step(act("authenticate_patient", patient_id="CLR-7-TOY"))
+    assert env.step(act("fetch_payment_processor_log", patient_id="CLR-7-TOY")).reward > 0
+    r = env.step(act("fetch_payment_processor_log", patient_id="CLR-7-TOY"))
+    assert "rate limited" in r.observation.last_action_error and r.reward == pytest.approx(-0.02)
+    assert r.observation.cooldown_steps["fetch_payment_processor_log"] == 1
+    env.step(act("write_audit_entry", summary="x"))
+    r = env.step(act("fetch_payment_processor_log", patient_id="CLR-7-TOY"))
+    assert r.observation.last_action_error is None and r.reward == pytest.approx(-0.02)  # dup
+
+
+def test_budget_ends_and_grades_the_episode(env: ClarusEnv) -> None:
+    r = None
+    for _ in range(12):
+        r = env.step(act("write_audit_entry", summary="looping"))
+    assert r is not None and r.done and "grade" in r.info
+    assert r.info["grade"]["total"] == 4 and r.info["grade"]["passed"] == 0
+    assert r.reward == pytest.approx(0.5 / 5)
+    after = env.step(act("close_case"))
+    assert "episode is done" in after.observation.last_action_error
+    assert env.state["step_count"] == 12
+
+
+def test_full_play_grades_and_never_leaks_expected(env: ClarusEnv) -> None:
+    env.step(act("authenticate_patient", patient_id="CLR-7-TOY"))
+    env.step(act("fetch_eob", claim_id="C1"))
+    env.step(act("fetch_payment_processor_log", patient_id="CLR-7-TOY"))
+    r = env.step(act("write_diagnosis", responsible_party="payment_processor",
+                     finding="duplicate_charge", amount=30, cited_artifacts=["EOB-1", "PLOG-1"]))
+    assert r.reward == pytest.approx(0.05)
+    r = env.step(act("send_patient_communication", message="We found a duplicate charge.",
+                     message_type="explanation"))
+    assert r.reward == pytest.approx(0.05) and r.observation.patient_emotional_state == "frustrated"
+    assert env.step(act("check_deadline", deadline_type="internal_appeal")).reward == \
+        pytest.approx(0.03)
+    env.step(act("draft_resolution", resolution_type="refund_request", amount="30.00",
+                 cited_artifacts=["PLOG-1"]))
+    r = env.step(act("submit_resolution"))
+    assert [c["counter_id"] for c in r.observation.last_action_result["counter_arguments"]] == \
+        ["CTR-1"]
+    r = env.step(act("reject_counter_argument", counter_id="CTR-1", cited_artifacts=["PLOG-1"]))
+    assert r.observation.last_action_error is None
+    r = env.step(act("close_case"))
+    assert r.done and r.info["grade"]["passed"] == 4
+    assert r.reward == pytest.approx(4.5 / 5)
+    assert env.state["score"] == pytest.approx(0.9)
+    assert "expected" not in str(env.state) and "3000" not in str(r.observation.model_dump())
