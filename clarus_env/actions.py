@@ -188,13 +188,14 @@ def validate(action: Any, specs: dict[str, ActionSpec] = ACTIONS) -> tuple[str, 
 
 def param_schema(p: Param) -> dict[str, Any]:
     if p.type == "string":
-        s: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": p.max_length}
+        s: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": p.max_length,
+                             "pattern": r"\S"}
         if p.enum:
             s["enum"] = list(p.enum)
     elif p.type == "string_list":
         s = {"type": "array", "items": {"type": "string"}, "maxItems": 50}
     else:  # money
-        s = {"oneOf": [{"type": "number"},
+        s = {"oneOf": [{"type": "number", "exclusiveMinimum": -1e9, "exclusiveMaximum": 1e9},
                        {"type": "string", "pattern": r"^\$?-?[0-9,]*(\.[0-9]{1,2})?$"}]}
     if p.description:
         s["description"] = p.description

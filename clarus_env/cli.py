@@ -70,9 +70,55 @@ def _lookup(args: argparse.Namespace) -> int:
     return 0 if found else 1
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from .evaluation import ALL_TASKS, dump, evaluate, format_table
+
+    tasks = ALL_TASKS if args.task == "all" else (args.task,)
+    results = evaluate(args.agent, tasks, args.split, trials=args.trials, limit=args.limit,
+                       progress=not args.quiet)
+    print(format_table(results))
+    if args.out:
+        dump(results, args.out)
+        print(f"trajectories and grades written to {args.out}")
+    return 0
+
+
+def _regrade(args: argparse.Namespace) -> int:
+    import json
+
+    from .evaluation import regrade
+
+    with open(args.results) as fh:
+        results = json.load(fh)
+    diffs = regrade(results)
+    n = len(results["episodes"])
+    if diffs:
+        print(f"{len(diffs)} of {n} episodes grade differently:")
+        for d in diffs:
+            print(f"  {d}")
+        return 1
+    print(f"all {n} episodes re-graded identically")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from .agents import AGENTS
+    from .tasks import BILLING_TASKS
+
     parser = argparse.ArgumentParser(prog="clarus", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
+    ev = sub.add_parser("eval", help="run an agent over a frozen split and report scores")
+    ev.add_argument("--agent", required=True, choices=AGENTS)
+    ev.add_argument("--task", default="all", choices=("all", *BILLING_TASKS))
+    ev.add_argument("--split", default="dev", choices=("train", "dev", "test"))
+    ev.add_argument("--trials", type=int, default=1, help="trials per scenario (pass^k up to k)")
+    ev.add_argument("--limit", type=int, default=None, help="only the first N seeds of the split")
+    ev.add_argument("--out", help="write trajectories and grades to this JSON file")
+    ev.add_argument("--quiet", action="store_true", help="no progress bar")
+    ev.set_defaults(func=_eval)
+    rg = sub.add_parser("regrade", help="replay stored trajectories and compare the grades")
+    rg.add_argument("results", help="a results JSON written by `clarus eval --out`")
+    rg.set_defaults(func=_regrade)
     ref = sub.add_parser("reference", help="inspect a reference bundle")
     ref_sub = ref.add_subparsers(dest="action", required=True)
     for action in ("summary", "lookup"):
@@ -89,9 +135,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.add_argument("--icd10cm", metavar="CODE")
             p.set_defaults(func=_lookup)
     args = parser.parse_args(argv)
+    if getattr(args, "trials", 1) < 1:
+        parser.error("--trials must be at least 1")
     try:
         return args.func(args)
-    except (BundleError, KeyError) as exc:
+    except (BundleError, KeyError, ValueError, OSError) as exc:
         print(f"clarus: {exc}", file=sys.stderr)
         return 2
 

@@ -1,0 +1,161 @@
+"""`clarus eval` and `clarus regrade`: run an agent over a frozen split, report what a
+benchmark reader needs (mean score, pass^k, most-failed checks), and store trajectories so
+anyone can re-grade them and see the same numbers."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from . import __version__
+from .agents import make_agent
+from .env import ClarusEnv
+from .splits import seeds
+from .tasks import BILLING_TASKS
+
+RESULTS_FORMAT = "clarus-eval-results"
+
+
+def pass_hat_k(c: int, n: int, k: int) -> float:
+    """Probability that k trials drawn from n (c of them fully passed) all pass."""
+    if k > n:
+        raise ValueError(f"k={k} exceeds the {n} trials run")
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def run_episode(env: ClarusEnv, agent_name: str, seed: int, trial: int) -> dict[str, Any]:
+    obs = env.reset(seed=seed)
+    agent = make_agent(agent_name, env.task_name, seed=trial * 1_000_003 + seed)
+    agent.reset(obs, seed=seed, scenario=env.scenario)
+    actions: list[Any] = []
+    rewards: list[float] = []
+    agent_error = None
+    result = None
+    for _ in range(env.task.api_call_budget + 5):
+        try:
+            action = agent.act(obs)
+        except Exception as exc:  # a crashing agent is scored, not allowed to stop the run
+            agent_error = f"{type(exc).__name__}: {exc}"
+            action = {"action_type": "close_case", "parameters": {}}
+        actions.append(action)
+        result = env.step(action)
+        rewards.append(result.reward)
+        obs = result.observation
+        if result.done:
+            break
+    grade = result.info.get("grade") if result else None
+    return {"task": env.task_name, "seed": seed, "trial": trial, "agent": agent_name,
+            "actions": actions, "rewards": rewards, "return": round(sum(rewards), 6),
+            "grade": grade, "agent_error": agent_error}
+
+
+def evaluate(agent: str, tasks: Iterable[str], split: str, *, trials: int = 1,
+             limit: int | None = None, progress: bool = True) -> dict[str, Any]:
+    tasks = list(tasks)
+    plan = [(t, s, k) for t in tasks for s in list(seeds(split))[:limit] for k in range(trials)]
+    envs = {t: ClarusEnv(t, split=split) for t in tasks}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(plan), desc=f"{agent} on {split}", unit="ep", leave=False)
+    episodes = []
+    started = time.perf_counter()
+    for task, seed, trial in plan:
+        episodes.append(run_episode(envs[task], agent, seed, trial))
+        if bar is not None:
+            bar.update()
+    if bar is not None:
+        bar.close()
+    return {"format": RESULTS_FORMAT, "version": __version__, "agent": agent, "split": split,
+            "trials": trials, "tasks": tasks, "seconds": round(time.perf_counter() - started, 3),
+            "summary": summarize(episodes, trials), "episodes": episodes}
+
+
+def summarize(episodes: list[dict[str, Any]], trials: int) -> dict[str, Any]:
+    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in episodes:
+        by_task[e["task"]].append(e)
+    out = {}
+    for task, eps in by_task.items():
+        per_seed: dict[int, list[bool]] = defaultdict(list)
+        fails: Counter[str] = Counter()
+        for e in eps:
+            g = e["grade"] or {"passed": 0, "total": 1, "checks": []}
+            per_seed[e["seed"]].append(g["passed"] == g["total"])
+            fails.update(c["id"] for c in g["checks"] if not c["passed"])
+        scores = [e["grade"]["score"] if e["grade"] else 0.0 for e in eps]
+        out[task] = {
+            "episodes": len(eps), "scenarios": len(per_seed),
+            "mean_score": round(sum(scores) / len(scores), 4),
+            "mean_return": round(sum(e["return"] for e in eps) / len(eps), 4),
+            "pass_hat_k": {str(k): round(sum(pass_hat_k(sum(v), len(v), k)
+                                              for v in per_seed.values()) / len(per_seed), 4)
+                           for k in range(1, trials + 1)},
+            "most_failed": [{"check": c, "fail_rate": round(n / len(eps), 3)}
+                            for c, n in fails.most_common(3)],
+            "agent_errors": sum(e["agent_error"] is not None for e in eps),
+        }
+    return out
+
+
+def format_table(results: dict[str, Any]) -> str:
+    trials = results["trials"]
+    head = (f"{'task':<26}{'scen':>6}{'mean score':>12}" +
+            "".join(f"{'pass^' + str(k):>9}" for k in range(1, trials + 1)) +
+            "  most-failed checks")
+    lines = [f"agent={results['agent']} split={results['split']} trials={trials}", head]
+    for task, s in results["summary"].items():
+        failed = ", ".join(f"{f['check']} ({f['fail_rate']:.0%})" for f in s["most_failed"])
+        lines.append(f"{task:<26}{s['scenarios']:>6}{s['mean_score']:>12.3f}" +
+                     "".join(f"{s['pass_hat_k'][str(k)]:>9.3f}" for k in range(1, trials + 1)) +
+                     f"  {failed or '-'}")
+    return "\n".join(lines)
+
+
+def regrade(results: dict[str, Any]) -> list[str]:
+    """Replay every stored trajectory and list any grade that differs from the stored one."""
+    if results.get("format") != RESULTS_FORMAT:
+        raise ValueError(f"not a {RESULTS_FORMAT} file (format={results.get('format')!r})")
+    envs: dict[str, ClarusEnv] = {}
+    diffs = []
+    for e in results["episodes"]:
+        env = envs.setdefault(e["task"], ClarusEnv(e["task"]))
+        env.reset(seed=e["seed"])
+        res = None
+        for action in e["actions"]:
+            res = env.step(action)
+            if res.done:
+                break
+        grade = res.info.get("grade") if res else None
+        if _grade_key(grade) != _grade_key(e["grade"]):
+            diffs.append(f"{e['task']} seed {e['seed']} trial {e['trial']}: stored "
+                         f"{_describe(e['grade'])}, regraded {_describe(grade)}")
+    return diffs
+
+
+def _grade_key(g: dict[str, Any] | None) -> Any:
+    if g is None:
+        return None
+    return (g["score"], tuple((c["id"], c["passed"]) for c in g["checks"]))
+
+
+def _describe(g: dict[str, Any] | None) -> str:
+    return "no grade" if g is None else f"{g['passed']}/{g['total']} (score {g['score']})"
+
+
+def dump(results: dict[str, Any], path: str) -> None:
+    """Write atomically: a crash mid-write never leaves a half results file behind."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w") as fh:
+        json.dump(results, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+ALL_TASKS = BILLING_TASKS
