@@ -1,0 +1,1 @@
+"""Scenario split bundles compiled from the reference bundle (one partition per task)."""
