@@ -1,0 +1,828 @@
+"""Scenario generator for ``deductive_liability``: one office claim, one planted billing error.
+
+The patient's correct balance is an arithmetic chain: real 2026 MPFS non-facility fees at a
+real locality are the contracted (allowed) amounts, the plan template's cost sharing turns
+them into copay / deductible / coinsurance, payments come from the ledger and the processor
+log. One error is planted somewhere in that chain and the expected outcome (who is
+responsible, which filing, how much the patient was overcharged, to the cent) is derived
+from the very numbers the artifacts show.
+
+Error kinds (``variant.kind``) and where they live:
+
+* ``copay_not_credited`` — copay captured at check-in (processor log) never posted on the
+  ledger/statement → provider; balance_correction, or refund_request if the patient already
+  paid the wrong statement.
+* ``duplicate_charge`` — the processor captured the same payment twice, seconds apart, no
+  refund → payment_processor / refund_request.
+* ``duplicate_posting`` — one charge line posted twice on the ledger → provider /
+  balance_correction.
+* ``coinsurance_on_billed`` — coinsurance computed on the billed charge instead of the
+  allowed amount, either on the EOB (insurer / claim_reprocessing) or on the provider's
+  statement (provider / balance_correction or refund_request).
+* ``deductible_already_met`` — the EOB applied deductible although the plan's accumulator
+  shows it met → insurer / claim_reprocessing.
+* ``balance_billing`` — an in-network provider billed the CO-45 difference → provider /
+  balance_correction or refund_request.
+
+``expected.amount_cents`` is always the overcharge: what the patient was asked to pay (or
+paid) beyond what they truly owe — the refund, or the reduction of the balance.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from typing import Any
+
+from .. import common as C
+
+KINDS: tuple[tuple[str, int], ...] = (
+    ("copay_not_credited", 9), ("duplicate_charge", 13), ("duplicate_posting", 7),
+    ("coinsurance_on_billed", 11), ("deductible_already_met", 11), ("balance_billing", 9),
+)
+MARKUPS = (150, 165, 175, 180, 200, 225, 250, 275, 300)  # chargemaster = % of allowed
+EM_NEW = ("99202", "99203", "99204", "99205")
+EM_EST = ("99212", "99213", "99214", "99215")
+# practice -> (specialty, copay benefit, procedures it performs, E/M diagnoses)
+PRIMARY_DX = ("I10", "E11.9", "J06.9", "M54.50", "E78.5", "K21.9", "J01.90", "R05.1")
+PRACTICE_INFO: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
+    "Riverside Family Medicine": ("family medicine", "primary_care",
+                                  ("20610", "69210", "10060", "12001", "17110", "17000"),
+                                  PRIMARY_DX),
+    "Lakeview Orthopedics": ("orthopedic surgery", "specialist", ("20610",),
+                             ("M25.561", "M17.11", "M17.12")),
+    "Northside Internal Medicine": ("internal medicine", "primary_care",
+                                    ("20610", "69210", "17000"), PRIMARY_DX),
+    "Summit Dermatology": ("dermatology", "specialist", ("11102", "17110", "17000", "10060"),
+                           ("L57.0", "L72.0", "L82.1", "D48.5")),
+    "Harbor Pediatrics & Adult Care": ("family medicine", "primary_care",
+                                       ("69210", "12001", "17110"), PRIMARY_DX),
+    "Cedar Grove Clinic": ("family medicine", "primary_care", ("69210", "10060", "12001"),
+                           PRIMARY_DX),
+    "Metro Sports Medicine": ("sports medicine", "specialist", ("20610",),
+                              ("M25.561", "M17.11", "M17.12")),
+    "Prairie Health Associates": ("internal medicine", "primary_care",
+                                  ("20610", "69210", "17110"), PRIMARY_DX),
+    "Bayview Medical Group": ("family medicine", "primary_care", ("10060", "12001", "17000"),
+                              PRIMARY_DX),
+    "Hillcrest Primary Care": ("family medicine", "primary_care", ("69210", "17110", "20610"),
+                               PRIMARY_DX),
+}
+PROC_DX: dict[str, tuple[tuple[str, ...], ...]] = {
+    "20610": (("M17.11",), ("M17.12",)),
+    "69210": (("H61.21",), ("H61.22",)),
+    "10060": (("L02.91",), ("L02.415",), ("L02.416",)),
+    "12001": (("S01.81XA", "W19.XXXA"),),
+    "17110": (("B07.0",),),
+    "17000": (("L57.0",),),
+    "11102": (("D48.5",), ("L82.1",)),
+}
+CARD_BRANDS = ("visa", "mastercard", "amex", "discover")
+ALNUM = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+ERROR_SIDE = {"copay_not_credited": "provider", "duplicate_charge": "payment_processor",
+              "duplicate_posting": "provider", "deductible_already_met": "insurer",
+              "balance_billing": "provider"}
+FINDINGS = ("copay_not_credited", "duplicate_charge", "duplicate_posting",
+            "coinsurance_on_billed", "deductible_already_met", "balance_billing", "no_error")
+
+# -- per-process caches of what we derive from the bundle (keyed by id(ref)) ---------------
+_CACHE: dict[int, dict[str, Any]] = {}
+
+
+def _cache(ref: Any) -> dict[str, Any]:
+    c = _CACHE.get(id(ref))
+    if c is None:
+        plans = []
+        money = ("deductible", "copay_primary_care", "copay_specialist", "copay_urgent_care",
+                 "copay_emergency", "oop_max")
+        for p in sorted(ref.plans(), key=lambda p: p["plan_id"]):
+            if p["coverage"] != "self_only":  # one member: no embedded family limits
+                continue
+            plans.append({k: (C.cents(v) if k in money else v) for k, v in p.items()})
+        c = {"ref": ref, "plans": plans, "fee": {}, "desc": {}, "carc": {}, "coderef": {},
+             "dx": {}}
+        if len(_CACHE) > 8:  # bundles opened and dropped in a long-lived process
+            _CACHE.clear()
+        _CACHE[id(ref)] = c
+    return c
+
+
+def fee(ref: Any, code: str, loc: dict[str, Any]) -> int:
+    """Non-facility MPFS amount in cents (POS 11), cached per (code, locality)."""
+    c = _cache(ref)["fee"]
+    k = (code, loc["mac"], loc["locality"])
+    if k not in c:
+        c[k] = C.fee_cents(ref, code, loc, facility=False)
+    return c[k]
+
+
+def _desc(ref: Any, code: str) -> str:
+    c = _cache(ref)["desc"]
+    if code not in c:
+        c[code] = C.describe(ref, code)
+    return c[code]
+
+
+def _carc(ref: Any, code: str) -> str:
+    c = _cache(ref)["carc"]
+    if code not in c:
+        c[code] = C.carc_text(ref, code)
+    return c[code]
+
+
+def _dx_desc(ref: Any, code: str) -> str:
+    c = _cache(ref)["dx"]
+    if code not in c:
+        node = ref.icd10cm(code)
+        if node is None or not node["billable"]:
+            raise KeyError(f"ICD-10-CM {code} is not a billable code in the bundle")
+        c[code] = node["description"]
+    return c[code]
+
+
+def _code_ref(ref: Any, code: str, loc: dict[str, Any]) -> dict[str, Any]:
+    c = _cache(ref)["coderef"]
+    k = (code, loc["mac"], loc["locality"])
+    if k not in c:
+        c[k] = C.code_reference(ref, code, loc, facility=False)
+    r = c[k]  # two levels deep is all a code reference has; no shared mutable state
+    return {**r, "data": {k2: (dict(v) if isinstance(v, dict) else v)
+                          for k2, v in r["data"].items()}}
+
+
+# -- arithmetic --------------------------------------------------------------------------
+def billed_cents(allowed: int, markup_pct: int) -> int:
+    """The practice's chargemaster price: allowed × markup, rounded up to whole dollars."""
+    return -(-allowed * markup_pct // 10_000) * 100
+
+
+def price_lines(lines: list[dict[str, Any]], plan: dict[str, Any], *, visit_copay: int,
+                ded_left: int, oop_left: int) -> list[dict[str, int]]:
+    """Cost sharing line by line in claim order (DOMAIN.md §2).
+
+    An office visit whose benefit has a copay pays the copay only (deductible waived); every
+    other line (procedures; visits on a plan without copays) goes to the remaining
+    deductible and then coinsurance. Copays reduce the deductible only where the plan says
+    they count toward it. Returns one dict per line: copay, deductible, coinsurance,
+    patient, plan_paid.
+    """
+    out = []
+    for ln in lines:
+        if ln["benefit"] == "office_visit" and visit_copay > 0:
+            cs = C.cost_share(ln["allowed"], copay=visit_copay, deductible_left=0,
+                              coinsurance_pct=0, oop_left=oop_left)
+        else:
+            cs = C.cost_share(ln["allowed"], copay=0, deductible_left=ded_left,
+                              coinsurance_pct=plan["coinsurance_pct"], oop_left=oop_left)
+        used = cs["deductible"] + (cs["copay"] if plan["copays_count_toward_deductible"] else 0)
+        ded_left = max(0, ded_left - used)
+        oop_left -= cs["patient"]
+        out.append(cs)
+    return out
+
+
+def _weighted(rng: random.Random, pairs: tuple[tuple[str, int], ...]) -> str:
+    total = sum(w for _, w in pairs)
+    x = rng.randrange(total)
+    for name, w in pairs:
+        if x < w:
+            return name
+        x -= w
+    raise AssertionError("unreachable")
+
+
+def _weekday(d: dt.date) -> dt.date:
+    while d.weekday() >= 5:
+        d += dt.timedelta(days=1)
+    return d
+
+
+def _ts(d: dt.date, rng: random.Random, lo_h: int = 14, hi_h: int = 23) -> dt.datetime:
+    return dt.datetime(d.year, d.month, d.day, rng.randrange(lo_h, hi_h), rng.randrange(60),
+                       rng.randrange(60))
+
+
+def _iso_z(t: dt.datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _c(amount: str) -> int:
+    """An artifact's "123.45" back to cents."""
+    return C.cents(amount)
+
+
+def _chars(rng: random.Random, n: int) -> str:
+    return "".join(rng.choices(ALNUM, k=n))
+
+
+def _digits(rng: random.Random, n: int) -> str:
+    return str(rng.randrange(10 ** (n - 1), 10 ** n))
+
+
+# -- the generator -------------------------------------------------------------------------
+def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
+    """One scenario (case, artifacts, references, counters, expected, variant)."""
+    cache = _cache(ref)
+    D = C.dollars
+    kind = _weighted(rng, KINDS)
+    coins_side = None
+    if kind == "coinsurance_on_billed":
+        coins_side = "insurer" if rng.random() < 0.6 else "provider"
+    side = coins_side or ERROR_SIDE[kind]
+    paid = False  # did the patient pay the (wrong) statement already?
+    if kind in ("copay_not_credited", "balance_billing") or (
+            kind == "coinsurance_on_billed" and side == "provider"):
+        paid = rng.random() < 0.5
+    elif side == "insurer":
+        paid = rng.random() < 0.4
+    duplicate_of = None
+    if kind == "duplicate_charge":
+        duplicate_of = "checkin_copay" if rng.random() < 0.5 else "statement_payment"
+
+    # plan: self-only template satisfying the kind's preconditions
+    def plan_ok(p: dict[str, Any]) -> bool:
+        has_copay = p["copay_primary_care"] > 0
+        if kind == "copay_not_credited" or duplicate_of == "checkin_copay":
+            return has_copay
+        if kind == "deductible_already_met":
+            return p["deductible"] > 0
+        return True
+
+    plan = rng.choice([p for p in cache["plans"] if plan_ok(p)])
+    has_copay = plan["copay_primary_care"] > 0
+    loc = C.pick_locality(rng, ref)
+    practice = rng.choice(sorted(PRACTICE_INFO))
+    specialty, benefit, procs, em_dx = PRACTICE_INFO[practice]
+    visit_copay = plan["copay_primary_care" if benefit == "primary_care" else "copay_specialist"]
+
+    # does the claim need a procedure line (deductible / coinsurance on a non-copay line)?
+    need_proc = (
+        (kind in ("coinsurance_on_billed", "deductible_already_met") and has_copay)
+        or (duplicate_of == "statement_payment" and has_copay)
+    )
+    with_proc = need_proc or rng.random() < 0.5
+    # established visit (the patient was seen here weeks ago); the visit must be worth more
+    # than its copay, or collecting the copay would itself overcharge the patient
+    em = rng.choice([c for c in EM_EST if fee(ref, c, loc) > visit_copay + 1000])
+    proc = rng.choice(procs) if with_proc else None
+
+    # deductible state before this claim
+    deductible = plan["deductible"]
+    if kind in ("coinsurance_on_billed", "deductible_already_met") or deductible == 0:
+        ded_state = "met"
+    else:
+        ded_state = rng.choice(("met", "partial", "not_met"))
+    remaining = {"met": 0, "partial": rng.randrange(10, 120) * 100,
+                 "not_met": min(deductible, rng.randrange(400, 1500) * 100)}[ded_state]
+    remaining = min(remaining, deductible)
+
+    markups = MARKUPS
+    if kind == "coinsurance_on_billed":  # coinsurance on billed must stay below allowed
+        markups = tuple(m for m in MARKUPS if plan["coinsurance_pct"] * m <= 9_500)
+    lines: list[dict[str, Any]] = []
+    dx_codes = [rng.choice(em_dx)]
+    proc_dx: tuple[str, ...] = ()
+    if proc:
+        proc_dx = rng.choice(PROC_DX[proc])
+        for d in proc_dx:
+            if d not in dx_codes:
+                dx_codes.append(d)
+    for hcpcs, ben in ((em, "office_visit"), (proc, "office_procedure")):
+        if hcpcs is None:
+            continue
+        allowed = fee(ref, hcpcs, loc)
+        markup = rng.choice(markups)
+        mods = ["25"] if (ben == "office_visit" and proc) else []
+        pointers = ["A"] if ben == "office_visit" else [
+            "ABCDEFGHIJKL"[dx_codes.index(d)] for d in proc_dx]
+        lines.append({"line": len(lines) + 1, "hcpcs": hcpcs, "modifiers": mods,
+                      "benefit": ben, "allowed": allowed, "markup_pct": markup,
+                      "billed": billed_cents(allowed, markup), "pointers": pointers})
+
+    # accumulators: the older claim in this plan year, then other claims, then this one
+    insurer = rng.choice(C.INSURERS)
+    oop_max = plan["oop_max"]
+    prior_ded = deductible - remaining
+    older_em = rng.choice([c for c in (*EM_NEW[:3], *EM_EST[:3])
+                           if fee(ref, c, loc) > visit_copay + 1000])
+    older_allowed = fee(ref, older_em, loc)
+    older_line = {"line": 1, "hcpcs": older_em, "modifiers": [], "benefit": "office_visit",
+                  "allowed": older_allowed, "markup_pct": rng.choice(MARKUPS), "pointers": ["A"]}
+    older_line["billed"] = billed_cents(older_allowed, older_line["markup_pct"])
+    older_rest = older_allowed if visit_copay == 0 else 0
+    older_ded_before = rng.randrange(0, max(1, (prior_ded - older_rest) // 100 + 1)) * 100 \
+        if prior_ded > older_rest else 0
+    older_oop_before = older_ded_before + rng.randrange(0, 300) * 100
+    older_cs = price_lines([older_line], plan, visit_copay=visit_copay,
+                           ded_left=deductible - older_ded_before,
+                           oop_left=oop_max - older_oop_before)[0]
+    older_ded_after = older_ded_before + older_cs["deductible"] + (
+        older_cs["copay"] if plan["copays_count_toward_deductible"] else 0)
+    older_ded_after = min(older_ded_after, deductible)
+    older_oop_after = older_oop_before + older_cs["patient"]
+    prior_ded = max(prior_ded, older_ded_after)
+    remaining = deductible - prior_ded
+    prior_oop = older_oop_after + (prior_ded - older_ded_after) + rng.randrange(0, 200) * 100
+    oop_left = oop_max - prior_oop
+
+    correct = price_lines(lines, plan, visit_copay=visit_copay, ded_left=remaining,
+                          oop_left=oop_left)
+
+    # what the insurer's EOB shows
+    stale_remaining = None
+    eob_shares = [dict(cs) for cs in correct]
+    if side == "insurer" and kind == "deductible_already_met":
+        # the insurer's stale accumulator: some deductible "left" before this claim
+        first_rest = next(ln["allowed"] for ln in lines
+                          if not (ln["benefit"] == "office_visit" and visit_copay > 0))
+        counted = visit_copay if (visit_copay and plan["copays_count_toward_deductible"]) \
+            else 0
+        if rng.random() < 0.5:
+            stale_remaining = counted + rng.randrange(10, max(11, first_rest // 100)) * 100
+        else:
+            stale_remaining = counted + rng.randrange(300, 1500) * 100
+        stale_remaining = min(stale_remaining, deductible)
+        eob_shares = price_lines(lines, plan, visit_copay=visit_copay, ded_left=stale_remaining,
+                                 oop_left=oop_left)
+    elif side == "insurer" and kind == "coinsurance_on_billed":
+        for ln, cs in zip(lines, eob_shares, strict=True):
+            if cs["coinsurance"] > 0:
+                wrong = C.pct_of(ln["billed"] - cs["deductible"] - cs["copay"],
+                                 plan["coinsurance_pct"])
+                cs["patient"] += wrong - cs["coinsurance"]
+                cs["coinsurance"] = wrong
+                cs["plan_paid"] = ln["allowed"] - cs["patient"]
+                assert cs["plan_paid"] >= 0
+    assert sum(cs["patient"] for cs in eob_shares) < oop_left, "OOP cap must not bite"
+
+    # what the provider's statement asks of the patient (itemized patient share)
+    stmt_shares = [dict(cs) for cs in eob_shares]
+    if side == "provider" and kind == "coinsurance_on_billed":
+        for ln, cs in zip(lines, stmt_shares, strict=True):
+            if cs["coinsurance"] > 0:
+                wrong = C.pct_of(ln["billed"] - cs["deductible"] - cs["copay"],
+                                 plan["coinsurance_pct"])
+                cs["patient"] += wrong - cs["coinsurance"]
+                cs["coinsurance"] = wrong
+
+    pr_correct = sum(cs["patient"] for cs in correct)
+    pr_eob = sum(cs["patient"] for cs in eob_shares)
+    pr_stmt = sum(cs["patient"] for cs in stmt_shares)
+    total_billed = sum(ln["billed"] for ln in lines)
+    total_allowed = sum(ln["allowed"] for ln in lines)
+    plan_paid = sum(cs["plan_paid"] for cs in eob_shares)
+    co45 = total_billed - total_allowed
+    checkin = visit_copay if (has_copay and visit_copay > 0) else 0
+    copay_credited = kind != "copay_not_credited"
+    dup_line = rng.choice(lines) if kind == "duplicate_posting" else None
+
+    # the provider's statement balance (before any statement payment)
+    if kind == "balance_billing":
+        stmt_balance = total_billed - plan_paid - checkin
+    else:
+        stmt_balance = pr_stmt - (checkin if copay_credited else 0)
+        if dup_line is not None:
+            stmt_balance += dup_line["billed"]
+    if duplicate_of == "statement_payment":
+        paid = True
+    if paid:
+        assert stmt_balance > 0
+    correct_balance = pr_correct - checkin - (stmt_balance if paid else 0)
+    if kind == "duplicate_charge":
+        dup_amount = checkin if duplicate_of == "checkin_copay" else stmt_balance
+        correct_balance -= dup_amount
+        overcharge = dup_amount
+    elif paid:
+        overcharge = -correct_balance
+    else:
+        overcharge = stmt_balance - (pr_correct - checkin)
+    assert overcharge > 0, (kind, overcharge)
+
+    if side == "insurer":
+        party, resolution = "insurer", "claim_reprocessing"
+    elif side == "payment_processor":
+        party, resolution = "payment_processor", "refund_request"
+    else:
+        party, resolution = "provider", ("refund_request" if paid else "balance_correction")
+
+    # -- dates --------------------------------------------------------------------------
+    dos = _weekday(dt.date(2026, 8, 24) + dt.timedelta(days=rng.randrange(45)))
+    submitted = dos + dt.timedelta(days=rng.randrange(1, 4))
+    processed = submitted + dt.timedelta(days=rng.randrange(10, 26))
+    era_posted = processed + dt.timedelta(days=rng.randrange(2, 5))
+    stmt_date = era_posted + dt.timedelta(days=rng.randrange(3, 9))
+    pay_date = stmt_date + dt.timedelta(days=rng.randrange(3, 15))
+    today = (pay_date if paid else stmt_date) + dt.timedelta(days=rng.randrange(7, 31))
+    # the older visit was processed and paid off before this one (its EOB feeds the
+    # accumulators as of the day before this visit)
+    older_dos = _weekday(dos - dt.timedelta(days=rng.randrange(42, 55)))
+    older_processed = older_dos + dt.timedelta(days=rng.randrange(12, 20))
+    older_paid_date = older_processed + dt.timedelta(days=rng.randrange(8, 16))
+
+    # -- ids ----------------------------------------------------------------------------
+    case_id = f"CLR-{seed}-{_chars(rng, 4)}"
+    patient = C.person(rng)
+    claim_id = f"CLM-{_digits(rng, 8)}"
+    older_claim_id = f"CLM-{_digits(rng, 8)}"
+    plan_key = f"PLN-{insurer.split()[0][:3].upper()}-{plan['metal_level'][:3].upper()}-" \
+               f"{_digits(rng, 5)}"
+    account = f"ACCT-{_digits(rng, 7)}"
+    member_id = f"M{_digits(rng, 9)}"
+    prov_npi = C.npi(rng)
+    n = _digits(rng, 6)
+    ids = {"claim": f"CLMREC-{n}", "eob": f"EOB-{n}", "provider": f"PRV-{n}",
+           "ledger": f"LED-{n}", "plan": f"PLAN-{n}", "plog": f"PLOG-{n}",
+           "old_eob": f"EOB-{_digits(rng, 6)}", "old_claim": f"CLMREC-{_digits(rng, 6)}"}
+    processor = rng.choice(C.PROCESSORS)
+    card = (rng.choice(CARD_BRANDS), _digits(rng, 4))
+    pricing_note = (f"Allowed amounts are the plan's contracted rates: 100% of the "
+                    f"{ref.release} Medicare Physician Fee Schedule non-facility amount for "
+                    f"{loc['locality_name'].title()} (MAC {loc['mac']}, locality "
+                    f"{loc['locality']}).")
+
+    # -- EOB lines ------------------------------------------------------------------------
+    def eob_lines(lns: list[dict[str, Any]], shares: list[dict[str, int]],
+                  date: dt.date) -> list[dict[str, Any]]:
+        out = []
+        for ln, cs in zip(lns, shares, strict=True):
+            adj = [{"group": "CO", "carc": "45", "amount": D(ln["billed"] - ln["allowed"]),
+                    "description": _carc(ref, "45")}]
+            for carc, part in (("1", "deductible"), ("2", "coinsurance"), ("3", "copay")):
+                if cs[part]:
+                    adj.append({"group": "PR", "carc": carc, "amount": D(cs[part]),
+                                "description": _carc(ref, carc)})
+            out.append({"line": ln["line"], "hcpcs": ln["hcpcs"], "modifiers": ln["modifiers"],
+                        "description": _desc(ref, ln["hcpcs"]), "date_of_service": C.iso(date),
+                        "billed": D(ln["billed"]), "allowed": D(ln["allowed"]),
+                        "deductible": D(cs["deductible"]), "coinsurance": D(cs["coinsurance"]),
+                        "copay": D(cs["copay"]), "plan_paid": D(cs["plan_paid"]),
+                        "patient_responsibility": D(cs["patient"]), "adjustments": adj,
+                        "rarcs": []})
+        return out
+
+    ded_after_eob = prior_ded if stale_remaining is None else deductible - stale_remaining
+    for cs in eob_shares:
+        ded_after_eob += cs["deductible"] + (
+            cs["copay"] if plan["copays_count_toward_deductible"] else 0)
+    ded_after_eob = min(ded_after_eob, deductible)
+    eob = {
+        "claim_id": claim_id, "plan_id": plan_key, "insurer": insurer, "member_id": member_id,
+        "patient_name": patient, "provider": {"name": practice, "npi": prov_npi},
+        "network_status": "in-network", "claim_status": "processed as primary",
+        "date_of_service": C.iso(dos), "processed_date": C.iso(processed),
+        "lines": eob_lines(lines, eob_shares, dos),
+        "totals": {"billed": D(total_billed), "allowed": D(total_allowed),
+                   "plan_paid": D(plan_paid), "patient_responsibility": D(pr_eob)},
+        "accumulators": {"deductible": D(deductible), "deductible_met_ytd": D(ded_after_eob),
+                         "out_of_pocket_max": D(oop_max),
+                         "oop_met_ytd": D(prior_oop + pr_eob), "as_of": C.iso(processed)},
+        "payment": {"method": "EFT", "trace_number": _digits(rng, 10),
+                    "amount": D(plan_paid), "paid_to": practice},
+        "pricing_note": pricing_note,
+        "message": "The provider may bill you only the amount shown as your responsibility.",
+    }
+    older_eob = {
+        "claim_id": older_claim_id, "plan_id": plan_key, "insurer": insurer,
+        "member_id": member_id, "patient_name": patient,
+        "provider": {"name": practice, "npi": prov_npi}, "network_status": "in-network",
+        "claim_status": "processed as primary", "date_of_service": C.iso(older_dos),
+        "processed_date": C.iso(older_processed),
+        "lines": eob_lines([older_line], [older_cs], older_dos),
+        "totals": {"billed": D(older_line["billed"]), "allowed": D(older_allowed),
+                   "plan_paid": D(older_cs["plan_paid"]),
+                   "patient_responsibility": D(older_cs["patient"])},
+        "accumulators": {"deductible": D(deductible), "deductible_met_ytd": D(older_ded_after),
+                         "out_of_pocket_max": D(oop_max), "oop_met_ytd": D(older_oop_after),
+                         "as_of": C.iso(older_processed)},
+        "payment": {"method": "EFT", "trace_number": _digits(rng, 10),
+                    "amount": D(older_cs["plan_paid"]), "paid_to": practice},
+        "pricing_note": pricing_note,
+    }
+
+    # -- claim record -----------------------------------------------------------------------
+    def claim_record(cid: str, lns: list[dict[str, Any]], dxs: list[str], date: dt.date,
+                     sub: dt.date, paid_at_visit: int) -> dict[str, Any]:
+        return {
+            "claim_id": cid, "patient_id": case_id, "plan_id": plan_key, "insurer": insurer,
+            "member_id": member_id,
+            "provider": {"name": practice, "npi": prov_npi, "specialty": specialty},
+            "place_of_service": "11", "date_of_service": C.iso(date),
+            "submitted_date": C.iso(sub), "status": "processed",
+            "diagnoses": [{"code": d, "description": _dx_desc(ref, d)} for d in dxs],
+            "lines": [{"line": ln["line"], "hcpcs": ln["hcpcs"], "modifiers": ln["modifiers"],
+                       "units": 1, "billed": D(ln["billed"]),
+                       "diagnosis_pointers": ln["pointers"]} for ln in lns],
+            "total_billed": D(sum(ln["billed"] for ln in lns)),
+            "patient_amount_paid": D(paid_at_visit),
+        }
+
+    claim = claim_record(claim_id, lines, dx_codes, dos, submitted,
+                         checkin if copay_credited else 0)
+    older_claim = claim_record(older_claim_id, [older_line], [rng.choice(em_dx)], older_dos,
+                               older_dos + dt.timedelta(days=2), older_cs["copay"])
+
+    # -- processor log ----------------------------------------------------------------------
+    txns: list[dict[str, Any]] = []
+
+    def txn(kind_: str, amount: int, when: dt.datetime, desc: str, *, status: str = "settled",
+            auth: str | None = None, original: str | None = None) -> dict[str, Any]:
+        t = {"transaction_id": f"TXN-{_chars(rng, 10)}", "type": kind_, "amount": D(amount),
+             "currency": "USD", "timestamp": _iso_z(when), "card_brand": card[0],
+             "last4": card[1], "auth_code": auth or _chars(rng, 6), "status": status,
+             "merchant_reference": account, "description": desc}
+        if original:
+            t["original_transaction_id"] = original
+        txns.append(t)
+        return t
+
+    def card_present(amount: int, date: dt.date, desc: str) -> dict[str, Any]:
+        when = _ts(date, rng)
+        a = txn("authorization", amount, when, desc, status="approved")
+        return txn("capture", amount, when + dt.timedelta(seconds=rng.randrange(2, 40)), desc,
+                   auth=a["auth_code"])
+
+    # older claim: paid in full (copay at check-in, or the statement online)
+    if older_cs["copay"]:
+        first = card_present(older_cs["copay"], older_dos, "Copay at check-in")
+    else:
+        first = txn("sale", older_cs["patient"], _ts(older_paid_date, rng),
+                    f"Online statement payment {older_claim_id}")
+    old_noise = rng.random() < 0.3  # an old double charge that WAS refunded (not an error now)
+    if old_noise:
+        again = txn("sale", _c(first["amount"]),
+                    dt.datetime.fromisoformat(first["timestamp"][:-1])
+                    + dt.timedelta(seconds=rng.randrange(5, 60)), first["description"])
+        txn("refund", _c(first["amount"]),
+            dt.datetime.fromisoformat(first["timestamp"][:-1])
+            + dt.timedelta(days=rng.randrange(1, 4)), "Refund of duplicate transaction",
+            original=again["transaction_id"])
+    checkin_txn = None
+    if checkin:
+        checkin_txn = card_present(checkin, dos, "Copay at check-in")
+        if duplicate_of == "checkin_copay":  # the terminal ran the card a second time
+            base = dt.datetime.fromisoformat(checkin_txn["timestamp"][:-1])
+            a2 = txn("authorization", checkin, base + dt.timedelta(seconds=rng.randrange(8, 90)),
+                     "Copay at check-in", status="approved")
+            txn("capture", checkin, dt.datetime.fromisoformat(a2["timestamp"][:-1])
+                + dt.timedelta(seconds=rng.randrange(2, 20)), "Copay at check-in",
+                auth=a2["auth_code"])
+    stmt_txn = None
+    if paid:
+        when = _ts(pay_date, rng)
+        if rng.random() < 0.3 and kind != "duplicate_charge":  # voided then re-run: no error
+            v = txn("sale", stmt_balance, when - dt.timedelta(minutes=rng.randrange(2, 9)),
+                    f"Online statement payment {claim_id}", status="voided")
+            txn("void", stmt_balance, when - dt.timedelta(minutes=1),
+                "Void of duplicate submission", status="approved",
+                original=v["transaction_id"])
+        stmt_txn = txn("sale", stmt_balance, when, f"Online statement payment {claim_id}")
+        if duplicate_of == "statement_payment":
+            txn("sale", stmt_balance,
+                when + dt.timedelta(seconds=rng.randrange(8, 90)),
+                f"Online statement payment {claim_id}")
+    txns.sort(key=lambda t: (t["timestamp"], t["transaction_id"]))
+    plog = {"patient_id": case_id, "merchant": practice, "processor": processor,
+            "merchant_id": f"MID-{_digits(rng, 8)}", "transactions": txns,
+            "dispute_policy": "Erroneous or duplicate card transactions may be disputed with "
+                              "the processor within 120 days of the transaction date "
+                              "(processor policy for this merchant account).",
+            "timezone_note": "Timestamps are UTC."}
+
+    # -- ledger -----------------------------------------------------------------------------
+    entries: list[dict[str, Any]] = []
+
+    def post(date: dt.date, typ: str, desc: str, amount: int, reference: str) -> None:
+        entries.append({"date": C.iso(date), "type": typ, "description": desc,
+                        "amount": D(amount), "reference": reference})
+
+    def post_claim(cid: str, lns: list[dict[str, Any]], shares: list[dict[str, int]],
+                   date: dt.date, era: dt.date, adj: int, copay_txn: dict[str, Any] | None,
+                   dup: dict[str, Any] | None) -> None:
+        for ln in lns:
+            post(date, "charge", f"{ln['hcpcs']} {_desc(ref, ln['hcpcs'])}", ln["billed"],
+                 f"{cid} line {ln['line']}")
+            if dup is ln:
+                post(date, "charge", f"{ln['hcpcs']} {_desc(ref, ln['hcpcs'])}", ln["billed"],
+                     f"{cid} line {ln['line']}")
+        if copay_txn is not None:
+            post(date, "patient_payment", "Copay collected at check-in",
+                 _c(copay_txn["amount"]), copay_txn["transaction_id"])
+        post(era, "insurance_payment", f"{insurer} ERA payment",
+             sum(cs["plan_paid"] for cs in shares), cid)
+        if adj:
+            post(era, "adjustment", "Contractual adjustment (CO-45)", adj, cid)
+
+    older_copay_txn = first if older_cs["copay"] else None
+    post_claim(older_claim_id, [older_line], [older_cs], older_dos,
+               older_processed + dt.timedelta(days=2), older_line["billed"] - older_allowed,
+               older_copay_txn, None)
+    if not older_cs["copay"]:
+        post(older_paid_date, "patient_payment", "Patient payment - online portal",
+             older_cs["patient"], first["transaction_id"])
+    if kind == "balance_billing":
+        adj_posted = 0
+    elif side == "provider" and kind == "coinsurance_on_billed":
+        adj_posted = total_billed - plan_paid - pr_stmt
+    else:
+        adj_posted = co45
+    post_claim(claim_id, lines, eob_shares, dos, era_posted, adj_posted,
+               checkin_txn if copay_credited else None, dup_line)
+    if paid:
+        assert stmt_txn is not None
+        post(pay_date, "patient_payment", "Patient payment - online portal", stmt_balance,
+             stmt_txn["transaction_id"])
+    entries.sort(key=lambda e: e["date"])  # stable: same-day entries keep posting order
+    bal = 0
+    for e in entries:
+        amt = _c(e["amount"])
+        bal += amt if e["type"] == "charge" else -amt
+        e["balance_after"] = D(bal)
+    ledger_balance = bal
+    assert ledger_balance == (0 if paid else stmt_balance), (ledger_balance, stmt_balance)
+    ledger = {"patient_id": case_id, "account_id": account, "practice": practice,
+              "patient_name": patient, "entries": entries, "balance": D(ledger_balance),
+              "as_of": C.iso(today)}
+
+    # -- provider record (with the statement) --------------------------------------------
+    if kind == "balance_billing":
+        share_items = None
+        stmt_adjust = 0
+    else:
+        share_items = [{"line": ln["line"], "hcpcs": ln["hcpcs"], "copay": D(cs["copay"]),
+                        "deductible": D(cs["deductible"]), "coinsurance": D(cs["coinsurance"]),
+                        "patient_share": D(cs["patient"])}
+                       for ln, cs in zip(lines, stmt_shares, strict=True)]
+        stmt_adjust = adj_posted
+    dup_charge = dup_line["billed"] if dup_line is not None else 0
+    statement = {
+        "statement_date": C.iso(stmt_date),
+        "due_date": C.iso(stmt_date + dt.timedelta(days=30)),
+        "date_of_service": C.iso(dos),
+        "charges": D(total_billed + dup_charge),
+        "insurance_paid": D(plan_paid), "adjustments": D(stmt_adjust),
+        "patient_payments": D(checkin if copay_credited else 0),
+        "balance_due": D(stmt_balance),
+    }
+    if share_items is not None:
+        statement["patient_share_lines"] = share_items
+    else:
+        statement["note"] = "Balance after insurance."
+    notes = [f"Claim {claim_id} submitted {C.iso(submitted)}; ERA posted {C.iso(era_posted)}."]
+    if checkin:
+        notes.append("Front desk collects the plan copay at check-in.")
+    if paid:
+        notes.append(f"Statement paid in full online on {C.iso(pay_date)}.")
+    provider_record = {
+        "claim_id": claim_id, "provider": {"name": practice, "npi": prov_npi,
+                                           "specialty": specialty},
+        "patient_account": account, "patient_name": patient,
+        "network_status": f"in-network (participating provider with {insurer})",
+        "place_of_service": "11", "date_of_service": C.iso(dos),
+        "lines": [{"line": ln["line"], "hcpcs": ln["hcpcs"], "modifiers": ln["modifiers"],
+                   "description": _desc(ref, ln["hcpcs"]), "charge": D(ln["billed"])}
+                  for ln in lines],
+        "statement": statement, "notes": notes,
+        "financial_policy": "Billing questions, balance corrections and refund requests are "
+                            "accepted within 180 days of the statement date.",
+    }
+
+    # -- plan document (terms + the plan's own accumulator) -------------------------------
+    plan_doc = C.plan_document(plan, plan_key, insurer)
+    plan_doc["benefits"] = {
+        "office_visit": ({"copay_applies": True, "deductible_applies": False,
+                          "coinsurance_applies": False,
+                          "note": "Office visits: copay only (primary care or specialist); "
+                                  "the deductible does not apply."}
+                         if has_copay else
+                         {"copay_applies": False, "deductible_applies": True,
+                          "coinsurance_applies": True,
+                          "note": "Office visits: deductible, then coinsurance."}),
+        "office_procedure": {"copay_applies": False, "deductible_applies": True,
+                             "coinsurance_applies": True,
+                             "note": "Procedures in the office: deductible, then coinsurance "
+                                     "of the allowed amount."},
+    }
+    plan_doc["network"] = ("In-network providers accept the plan's allowed amount as payment "
+                           "in full and may not bill members the difference (CO-45).")
+    plan_doc["member_accumulators"] = {
+        "member_id": member_id, "plan_year": "2026", "as_of": C.iso(dos - dt.timedelta(days=1)),
+        "deductible_met_ytd": D(prior_ded), "deductible_remaining": D(deductible - prior_ded),
+        "oop_met_ytd": D(prior_oop), "oop_remaining": D(oop_max - prior_oop),
+        "note": "Plan-of-record accumulators before the claim for "
+                f"{C.iso(dos)} was processed.",
+    }
+
+    def art(key: str, typ: str, party: str, k: str, data: dict[str, Any],
+            distractor: bool = False) -> dict[str, Any]:
+        return {"artifact_id": ids[key], "type": typ, "party": party, "key": k,
+                "distractor": distractor, "data": data}
+
+    artifacts = [
+        art("claim", "claim_record", "insurer", claim_id, claim),
+        art("eob", "eob", "insurer", claim_id, eob),
+        art("provider", "provider_record", "provider", claim_id, provider_record),
+        art("ledger", "payment_ledger", "provider", case_id, ledger),
+        art("plan", "plan_document", "insurer", plan_key, plan_doc),
+        art("plog", "processor_log", "payment_processor", case_id, plog),
+        art("old_eob", "eob", "insurer", older_claim_id, older_eob, distractor=True),
+    ]
+    if rng.random() < 0.5:
+        artifacts.append(art("old_claim", "claim_record", "insurer", older_claim_id,
+                             older_claim, distractor=True))
+
+    # -- references -------------------------------------------------------------------------
+    dup_date = (dos if duplicate_of == "checkin_copay" else pay_date)
+    if kind == "duplicate_charge":
+        refund_dl = C.deadline("refund_request", dup_date, 120, today,
+                               "Processor dispute window: 120 days from the transaction date "
+                               "(processor policy stated in the processor log)",
+                               f"{processor} merchant dispute policy")
+    else:
+        refund_dl = C.deadline("refund_request", stmt_date, 180, today,
+                               "Practice financial policy: 180 days from the statement date "
+                               "(stated in the provider record)",
+                               f"{practice} patient financial policy")
+    appeal_dl = C.deadline("internal_appeal", processed, 180, today,
+                           "180 days from the adverse benefit determination (EOB processed "
+                           "date used as the date of receipt)", "29 CFR 2560.503-1; "
+                           "45 CFR 147.136")
+    references = [_code_ref(ref, ln["hcpcs"], loc) for ln in lines]
+    references += [C.regulation("cost_sharing"), C.regulation("appeal_rights"), appeal_dl,
+                   refund_dl]
+    assert appeal_dl["data"]["open"] and refund_dl["data"]["open"]
+
+    # -- case --------------------------------------------------------------------------------
+    complaint = _complaint(rng, kind, paid, duplicate_of, practice=practice, claim_id=claim_id,
+                           dos=dos, stmt_balance=stmt_balance)
+    case = {"case_id": case_id, "patient_id": case_id, "patient_name": patient,
+            "patient_complaint": complaint,
+            "emotional_state": rng.choice(("frustrated", "distressed")),
+            "today": C.iso(today), "claim_id": claim_id, "plan_id": plan_key}
+
+    evidence = {"copay_not_credited": ["eob", "ledger", "plog", "provider"],
+                "duplicate_charge": ["plog", "ledger", "eob"],
+                "duplicate_posting": ["ledger", "eob", "provider"],
+                "coinsurance_on_billed": ["eob", "plan", "provider"],
+                "deductible_already_met": ["eob", "plan", "ledger"],
+                "balance_billing": ["eob", "provider", "ledger", "plan"]}[kind]
+    expected = {
+        "finding": kind, "responsible_party": party, "resolution_type": resolution,
+        "amount_cents": overcharge, "correct_balance_cents": correct_balance,
+        "patient_paid_statement": paid, "statement_balance_cents": stmt_balance,
+        "eob_artifact": ids["eob"], "ledger_artifact": ids["ledger"],
+        "plan_artifact": ids["plan"], "provider_artifact": ids["provider"],
+        "processor_log_artifact": ids["plog"], "claim_artifact": ids["claim"],
+        "evidence_artifacts": [ids[k] for k in evidence],
+    }
+    variant = {
+        "kind": kind, "error_side": side, "paid": paid, "duplicate_of": duplicate_of,
+        "plan_template": plan["plan_id"], "practice": practice, "benefit": benefit,
+        "locality": {"mac": loc["mac"], "locality": loc["locality"]},
+        "lines": [{"hcpcs": ln["hcpcs"], "markup_pct": ln["markup_pct"],
+                   "benefit": ln["benefit"]} for ln in lines],
+        "older_claim": {"hcpcs": older_em, "markup_pct": older_line["markup_pct"],
+                        "deductible_met_before": older_ded_before,
+                        "oop_met_before": older_oop_before},
+        "deductible_state": ded_state, "prior_deductible_met": prior_ded,
+        "prior_oop_met": prior_oop, "stale_deductible_remaining": stale_remaining,
+        "duplicate_posted_line": dup_line["line"] if dup_line is not None else None,
+        "old_refunded_duplicate": old_noise,
+    }
+    return {"case": case, "artifacts": artifacts, "references": references, "counters": [],
+            "expected": expected, "variant": variant}
+
+
+def _complaint(rng: random.Random, kind: str, paid: bool, duplicate_of: str | None, *,
+               practice: str, claim_id: str, dos: dt.date, stmt_balance: int) -> str:
+    """The patient's words: what they see (a bill, a card statement), never the diagnosis."""
+    D = C.dollars
+    when = f"{dos:%B} {dos.day}"
+    visit = f"my visit to {practice} on {when} (claim {claim_id})"
+    ask = rng.choice(("Can you work out what I actually owe and how much I was overcharged?",
+                      "Please find out how much I was overcharged and get it fixed.",
+                      "I need someone to check the numbers and get this corrected."))
+    if kind == "duplicate_charge":
+        what = "copay at check-in" if duplicate_of == "checkin_copay" else "bill online"
+        return rng.choice((
+            f"I paid my {what} for {visit} and now my bank account is short. {ask}",
+            f"My card statement looks wrong after I paid {practice} for {visit}. {ask}",
+        ))
+    if paid:
+        generic = (f"I paid the ${D(stmt_balance)} statement for {visit}, but I am not sure "
+                   f"that was right. {ask}")
+    else:
+        generic = (f"I got a statement for ${D(stmt_balance)} for {visit} and I don't think "
+                   f"it's right. {ask}")
+    specific = {
+        "copay_not_credited": f"I paid at the front desk when I checked in for {visit}, and "
+                              f"now there is a bill for ${D(stmt_balance)}. {ask}",
+        "duplicate_posting": f"The statement for {visit} seems much higher than usual: "
+                             f"${D(stmt_balance)}. {ask}",
+        "coinsurance_on_billed": f"My share for {visit} looks too high for a simple office "
+                                 f"visit. {ask}",
+        "deductible_already_met": f"I thought I was done with my deductible this year, but "
+                                  f"{visit} still cost me a lot. {ask}",
+        "balance_billing": f"My insurance paid for {visit} but the practice wants "
+                           f"${D(stmt_balance)} from me. {ask}",
+    }[kind]
+    return generic if rng.random() < 0.5 else specific
