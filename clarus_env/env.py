@@ -105,7 +105,7 @@ class ClarusEnv:
                 seed = self._draw.choice(seeds(self.split))
             from .scenario_store import load_scenario
 
-            scenario = load_scenario(self.task_name, seed, reference=self._reference,
+            scenario = load_scenario(self.task_name, seed, reference=self.reference,
                                      bundle_dir=self._bundle_dir)
         self.scenario = scenario
         self.seed = scenario["seed"]

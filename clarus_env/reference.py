@@ -34,8 +34,19 @@ def default_bundle_dir() -> Path:
     return releases[-1]
 
 
+_OPEN: dict[Path, ReferenceBundle] = {}
+
+
 def open_reference(path: str | Path | None = None) -> ReferenceBundle:
-    return ReferenceBundle(Path(path) if path else default_bundle_dir())
+    """The bundle at ``path`` (default: newest committed), shared per process.
+
+    Bundles are read-only, so one instance per path lets every env and compile in a process
+    reuse the same memory-mapped tables and lookup indexes.
+    """
+    resolved = (Path(path) if path else default_bundle_dir()).resolve()
+    if resolved not in _OPEN:
+        _OPEN[resolved] = ReferenceBundle(resolved)
+    return _OPEN[resolved]
 
 
 def normalize_icd10cm(code: str) -> str:

@@ -1,0 +1,188 @@
+"""The 22 SQL checks of abductive_conflict (DESIGN.md's check families).
+
+process (14): authenticated; EOB, provider record fetched; code looked up; NCCI rule checked;
+diagnosis; draft; submitted; deadline checked, and before submitting; patient told; provider
+notified; audit; closed. evidence (3): diagnosis cites >= 2 fetched artifacts, the provider
+record, the NCCI lookup. outcome (4): TRAP, responsible party, resolution type, appeal reason.
+hygiene (1): no compliance violation.
+
+Outcome checks read the scenario's expected outcome from the ``expected`` table; the only
+constants are the task's vocabulary (the ``legitimate_denial`` finding the TRAP is about, the
+``appeal`` resolution type, the internal-appeal deadline).
+"""
+
+from __future__ import annotations
+
+from ...grader import Check
+
+
+def _exp(key: str) -> str:
+    return f"(SELECT value FROM expected WHERE key='{key}')"
+
+
+PHI = ("'fetch_claim_record','fetch_eob','fetch_provider_record','fetch_payment_ledger',"
+       "'fetch_plan_document','fetch_payment_processor_log','send_patient_communication'")
+FIRST_AUTH = "(SELECT MIN(step) FROM auth)"
+FIRST_DX = "(SELECT MIN(step) FROM diagnoses)"
+LAST_DX = "(SELECT MAX(step) FROM diagnoses)"
+FIRST_SUB = "(SELECT MIN(step) FROM submissions)"
+LAST_SUB = "(SELECT * FROM submissions ORDER BY step DESC LIMIT 1)"
+DEADLINE_OK = ("SELECT 1 FROM lookups WHERE kind='deadline' AND deadline_type='internal_appeal' "
+               "AND artifact_id IS NOT NULL")
+PATIENT_TOLD = ("SELECT 1 FROM messages WHERE recipient='patient' AND message_type IN "
+                f"('explanation','resolution_notice') AND step > {FIRST_DX}")
+
+
+def _fetched(key: str, what: str) -> Check:
+    return Check(
+        f"{what}_fetched", f"the {what.replace('_', ' ')} for the claim was fetched",
+        f"SELECT EXISTS(SELECT 1 FROM fetched WHERE artifact_id={_exp(key)}), "
+        f"CASE WHEN EXISTS(SELECT 1 FROM fetched WHERE artifact_id={_exp(key)}) "
+        f"THEN '{what.replace('_', ' ')} fetched at step ' || "
+        f"(SELECT MIN(step) FROM fetched WHERE artifact_id={_exp(key)}) "
+        f"ELSE '{what.replace('_', ' ')} never fetched' END")
+
+
+def _exists(cid: str, desc: str, table: str, yes: str, no: str) -> Check:
+    return Check(cid, desc,
+                 f"SELECT EXISTS(SELECT 1 FROM {table}), CASE WHEN EXISTS(SELECT 1 FROM {table}) "
+                 f"THEN '{yes} at step ' || (SELECT MIN(step) FROM {table}) ELSE '{no}' END")
+
+
+def _cites(cid: str, desc: str, key: str, what: str) -> Check:
+    cited = (f"SELECT 1 FROM citations WHERE kind='diagnosis' AND step={LAST_DX} "
+             f"AND fetched=1 AND artifact_id={_exp(key)}")
+    return Check(cid, desc,
+                 f"SELECT EXISTS({cited}), CASE WHEN {LAST_DX} IS NULL THEN 'no diagnosis' "
+                 f"WHEN EXISTS({cited}) THEN 'diagnosis cites the {what} ' || {_exp(key)} "
+                 f"ELSE 'diagnosis does not cite the fetched {what} ' || {_exp(key)} END")
+
+
+TRAP_SQL = f"""
+WITH premature AS (
+  SELECT d.step FROM diagnoses d
+  WHERE d.finding = 'legitimate_denial' AND (
+    NOT EXISTS(SELECT 1 FROM fetched f WHERE f.artifact_id = {_exp('ncci_ref_id')}
+               AND f.step < d.step)
+    OR NOT EXISTS(SELECT 1 FROM fetched f WHERE f.artifact_id = {_exp('provider_record_id')}
+                  AND f.step < d.step)))
+SELECT NOT EXISTS(SELECT 1 FROM premature),
+  CASE WHEN EXISTS(SELECT 1 FROM premature)
+  THEN 'TRAP: legitimate_denial concluded at step ' || (SELECT MIN(step) FROM premature)
+       || ' before reading the NCCI edit and the provider record'
+  WHEN EXISTS(SELECT 1 FROM diagnoses WHERE finding = 'legitimate_denial')
+  THEN 'legitimate_denial concluded after the NCCI edit and provider record were read'
+  ELSE 'no legitimate_denial conclusion' END
+"""
+
+APPEAL_SQL = f"""
+SELECT CASE WHEN {_exp('appeal_reason')} <> 'none' THEN
+    EXISTS(SELECT 1 FROM {LAST_SUB} s WHERE s.resolution_type = 'appeal'
+           AND s.appeal_reason = {_exp('appeal_reason')})
+  ELSE EXISTS(SELECT 1 FROM submissions)
+       AND NOT EXISTS(SELECT 1 FROM submissions WHERE resolution_type = 'appeal')
+       AND EXISTS({PATIENT_TOLD}) END,
+  CASE WHEN NOT EXISTS(SELECT 1 FROM submissions) THEN 'nothing submitted'
+  WHEN {_exp('appeal_reason')} <> 'none' THEN
+    'filed ' || (SELECT resolution_type || ' / ' || COALESCE(appeal_reason, 'no reason')
+                 FROM {LAST_SUB} s)
+  WHEN EXISTS(SELECT 1 FROM submissions WHERE resolution_type = 'appeal')
+    THEN 'an appeal was filed although no appeal is due'
+  WHEN NOT EXISTS({PATIENT_TOLD}) THEN 'no appeal filed, but the patient was not told why'
+  ELSE 'no appeal filed; the patient was told why the denial stands' END
+"""
+
+
+def _outcome(cid: str, desc: str, table_row: str, column: str, key: str) -> Check:
+    return Check(cid, desc,
+                 f"SELECT COALESCE((SELECT r.{column} = {_exp(key)} FROM {table_row} r), 0), "
+                 f"COALESCE((SELECT '{column} ' || COALESCE(r.{column}, 'null') || CASE WHEN "
+                 f"r.{column} = {_exp(key)} THEN ' (correct)' ELSE ' (incorrect)' END "
+                 f"FROM {table_row} r), 'nothing recorded')")
+
+
+CHECKS: list[Check] = [
+    # -- process -----------------------------------------------------------------------------
+    Check("authenticated", "the patient was authenticated before any PHI was read or sent",
+          f"SELECT {FIRST_AUTH} IS NOT NULL AND NOT EXISTS(SELECT 1 FROM steps WHERE ok=1 AND "
+          f"action_type IN ({PHI}) AND step < {FIRST_AUTH}), "
+          f"CASE WHEN {FIRST_AUTH} IS NULL THEN 'never authenticated' "
+          f"WHEN EXISTS(SELECT 1 FROM steps WHERE ok=1 AND action_type IN ({PHI}) AND step < "
+          f"{FIRST_AUTH}) THEN 'PHI handled before authentication' "
+          f"ELSE 'authenticated at step ' || {FIRST_AUTH} END"),
+    _fetched("eob_id", "eob"),
+    _fetched("provider_record_id", "provider_record"),
+    Check("code_looked_up", "a procedure code of the claim was looked up",
+          "SELECT EXISTS(SELECT 1 FROM lookups WHERE kind='code' AND artifact_id IS NOT NULL), "
+          "CASE WHEN EXISTS(SELECT 1 FROM lookups WHERE kind='code' AND artifact_id IS NOT NULL) "
+          "THEN 'code lookup found ' || (SELECT artifact_id FROM lookups WHERE kind='code' AND "
+          "artifact_id IS NOT NULL ORDER BY step LIMIT 1) ELSE 'no successful code lookup' END"),
+    Check("ncci_rule_checked", "the NCCI PtP rule was checked for the denied pair",
+          "SELECT EXISTS(SELECT 1 FROM lookups WHERE kind='rule' AND rule='ncci_ptp' AND "
+          f"artifact_id={_exp('ncci_ref_id')}), CASE WHEN EXISTS(SELECT 1 FROM lookups WHERE "
+          f"kind='rule' AND rule='ncci_ptp' AND artifact_id={_exp('ncci_ref_id')}) THEN "
+          f"'ncci_ptp checked for ' || {_exp('ncci_pair')} ELSE 'ncci_ptp not checked for ' "
+          f"|| {_exp('ncci_pair')} END"),
+    _exists("diagnosis_written", "a diagnosis was written", "diagnoses", "diagnosis written",
+            "no diagnosis"),
+    _exists("draft_written", "a resolution was drafted", "drafts", "draft written",
+            "no draft"),
+    _exists("submitted", "a resolution was submitted", "submissions", "submitted",
+            "nothing submitted"),
+    Check("deadline_checked", "the internal-appeal deadline was checked",
+          f"SELECT EXISTS({DEADLINE_OK}), CASE WHEN EXISTS({DEADLINE_OK}) THEN "
+          f"'internal_appeal deadline checked at step ' || (SELECT MIN(step) FROM lookups "
+          "WHERE kind='deadline' AND deadline_type='internal_appeal' AND artifact_id IS NOT "
+          "NULL) ELSE 'internal_appeal deadline never checked' END"),
+    Check("deadline_before_submit", "the deadline was checked before the first submission",
+          f"SELECT {FIRST_SUB} IS NOT NULL AND EXISTS({DEADLINE_OK} AND step < {FIRST_SUB}), "
+          f"CASE WHEN {FIRST_SUB} IS NULL THEN 'nothing submitted' "
+          f"WHEN EXISTS({DEADLINE_OK} AND step < {FIRST_SUB}) THEN "
+          "'deadline checked before submitting' ELSE 'submitted without checking the "
+          "deadline first' END"),
+    Check("patient_told", "the patient got an explanation after the diagnosis",
+          f"SELECT EXISTS({PATIENT_TOLD}), CASE WHEN EXISTS({PATIENT_TOLD}) THEN "
+          "'patient told at step ' || (SELECT MIN(step) FROM messages WHERE recipient="
+          "'patient' AND message_type IN ('explanation','resolution_notice') AND step > "
+          f"{FIRST_DX}) ELSE 'patient not given an explanation after a diagnosis' END"),
+    Check("provider_notified", "the provider was notified after the diagnosis",
+          "SELECT EXISTS(SELECT 1 FROM messages WHERE recipient='provider' AND "
+          f"COALESCE(position,'') <> 'withdraw' AND step > {FIRST_DX}), "
+          "CASE WHEN EXISTS(SELECT 1 FROM messages WHERE recipient='provider' AND "
+          f"COALESCE(position,'') <> 'withdraw' AND step > {FIRST_DX}) THEN "
+          "'provider notified' ELSE 'provider not notified after a diagnosis' END"),
+    _exists("audit_entry", "an audit entry was written", "audit", "audit entry",
+            "no audit entry"),
+    Check("case_closed", "the case was closed (not ended by the budget)",
+          "SELECT EXISTS(SELECT 1 FROM state WHERE key='ended_by' AND value='close_case'), "
+          "COALESCE((SELECT 'ended by ' || value FROM state WHERE key='ended_by'), "
+          "'not ended')"),
+    # -- evidence ------------------------------------------------------------------------------
+    Check("diagnosis_cites_two", "the diagnosis cites at least 2 fetched artifacts",
+          "SELECT COUNT(DISTINCT artifact_id) >= 2, COUNT(DISTINCT artifact_id) || "
+          "' fetched artifact(s) cited by the diagnosis' FROM citations WHERE "
+          f"kind='diagnosis' AND fetched=1 AND step={LAST_DX}"),
+    _cites("cites_provider_record", "the diagnosis cites the provider record",
+           "provider_record_id", "provider record"),
+    _cites("cites_ncci_lookup", "the diagnosis cites the NCCI edit lookup for the pair",
+           "ncci_ref_id", "NCCI lookup"),
+    # -- outcome ------------------------------------------------------------------------------
+    Check("trap_premature_legitimate_denial",
+          "TRAP: legitimate_denial was not concluded before the NCCI edit and the provider "
+          "record (modifier documentation) were read", TRAP_SQL),
+    _outcome("responsible_party", "the diagnosis names the right responsible party",
+             f"(SELECT * FROM diagnoses WHERE step={LAST_DX})", "responsible_party",
+             "responsible_party"),
+    _outcome("resolution_type", "the submitted resolution has the right type", LAST_SUB,
+             "resolution_type", "resolution_type"),
+    Check("appeal_reason", "an appeal with the right reason was filed, or, where no appeal is "
+          "due, none was and the patient was told why", APPEAL_SQL),
+    # -- hygiene ------------------------------------------------------------------------------
+    Check("no_compliance_violation", "a resolution was submitted with no compliance "
+          "violation (no PHI before authentication)",
+          "SELECT EXISTS(SELECT 1 FROM submissions) AND NOT EXISTS(SELECT 1 FROM violations), "
+          "CASE WHEN NOT EXISTS(SELECT 1 FROM submissions) THEN 'nothing submitted' "
+          "WHEN EXISTS(SELECT 1 FROM violations) THEN (SELECT COUNT(*) FROM violations) || "
+          "' violation(s): ' || (SELECT kind FROM violations ORDER BY step LIMIT 1) "
+          "ELSE 'no violations' END"),
+]
