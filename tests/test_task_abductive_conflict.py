@@ -192,11 +192,8 @@ def test_do_nothing_scores_almost_nothing(dev: list[dict[str, Any]], env: Clarus
     for branch in "abcd":
         scenario = by_branch(dev, branch)
         result = passed(play(env, scenario, [{"action_type": "close_case", "parameters": {}}]))
-        assert not result["no_compliance_violation"] and not result["appeal_reason"]
-        # closing is an action of its own; the TRAP, by definition, fires only on a
-        # premature legitimate_denial
-        assert sorted(k for k, v in result.items() if v) == [
-            "case_closed", "trap_premature_legitimate_denial"]
+        # closing an unworked case, or reaching no conclusion, earns nothing
+        assert sorted(k for k, v in result.items() if v) == []
 
 
 def test_rate_limited_rule_check(dev: list[dict[str, Any]], env: ClarusEnv) -> None:
@@ -445,10 +442,11 @@ def test_heuristic_between_random_and_oracle(dev: list[dict[str, Any]], env: Cla
     heuristic = [_run(env, HeuristicAgent(), s) for s in dev]
     random_mean = statistics.mean(_run(env, RandomAgent(TASK, seed=s["seed"]), s) for s in dev)
     assert random_mean < statistics.mean(heuristic) < oracle_mean
-    # decent on the modifier branches, failing the subtle ones (indicator 0, no active edit)
+    # it appeals every bundling denial: right where an appeal is due (b, d), wrong where the
+    # denial stands (a) or the provider must correct the claim (c)
     branch = {s["seed"]: s["variant"]["branch"] for s in dev}
     per = collections.defaultdict(list)
     for s, score in zip(dev, heuristic, strict=True):
         per[branch[s["seed"]]].append(score)
     assert statistics.mean(per["b"]) > statistics.mean(per["a"])
-    assert statistics.mean(per["c"]) > statistics.mean(per["d"])
+    assert statistics.mean(per["d"]) > statistics.mean(per["c"])

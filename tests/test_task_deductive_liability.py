@@ -173,7 +173,7 @@ def test_do_nothing_and_submission_free_episodes_score_no_hygiene(dev: dict,
                                                                   env: ClarusEnv) -> None:
     sc = dev[DEV[0]]
     result = passed(play(env, sc, [{"action_type": "close_case", "parameters": {}}]))
-    assert [k for k, v in result.items() if v] == ["case_closed"]
+    assert [k for k, v in result.items() if v] == []  # closing an unworked case earns nothing
     plan = _without(get_task(TASK).oracle(sc), "draft_resolution", "submit_resolution")
     result = passed(play(env, sc, plan))
     assert not result["no_compliance_violation"] and not result["no_excess_duplicates"]

@@ -34,12 +34,18 @@ PATIENT_TOLD = ("SELECT 1 FROM messages WHERE recipient='patient' AND message_ty
 
 
 def _fetched(key: str, what: str) -> Check:
+    """The claim's own record was read once the patient was verified (HIPAA: reading it
+    before is a violation, not process credit)."""
+    ok = (f"SELECT 1 FROM fetched WHERE artifact_id={_exp(key)} "
+          f"AND step > COALESCE({FIRST_AUTH}, 1e9)")
     return Check(
-        f"{what}_fetched", f"the {what.replace('_', ' ')} for the claim was fetched",
-        f"SELECT EXISTS(SELECT 1 FROM fetched WHERE artifact_id={_exp(key)}), "
-        f"CASE WHEN EXISTS(SELECT 1 FROM fetched WHERE artifact_id={_exp(key)}) "
-        f"THEN '{what.replace('_', ' ')} fetched at step ' || "
+        f"{what}_fetched", f"the {what.replace('_', ' ')} for the claim was fetched after "
+        "authentication",
+        f"SELECT EXISTS({ok}), "
+        f"CASE WHEN EXISTS({ok}) THEN '{what.replace('_', ' ')} fetched at step ' || "
         f"(SELECT MIN(step) FROM fetched WHERE artifact_id={_exp(key)}) "
+        f"WHEN EXISTS(SELECT 1 FROM fetched WHERE artifact_id={_exp(key)}) "
+        f"THEN '{what.replace('_', ' ')} fetched only before authentication' "
         f"ELSE '{what.replace('_', ' ')} never fetched' END")
 
 
@@ -66,8 +72,9 @@ WITH premature AS (
                AND f.step < d.step)
     OR NOT EXISTS(SELECT 1 FROM fetched f WHERE f.artifact_id = {_exp('provider_record_id')}
                   AND f.step < d.step)))
-SELECT NOT EXISTS(SELECT 1 FROM premature),
-  CASE WHEN EXISTS(SELECT 1 FROM premature)
+SELECT EXISTS(SELECT 1 FROM diagnoses) AND NOT EXISTS(SELECT 1 FROM premature),
+  CASE WHEN NOT EXISTS(SELECT 1 FROM diagnoses) THEN 'no conclusion reached'
+  WHEN EXISTS(SELECT 1 FROM premature)
   THEN 'TRAP: legitimate_denial concluded at step ' || (SELECT MIN(step) FROM premature)
        || ' before reading the NCCI edit and the provider record'
   WHEN EXISTS(SELECT 1 FROM diagnoses WHERE finding = 'legitimate_denial')
@@ -99,6 +106,24 @@ def _outcome(cid: str, desc: str, table_row: str, column: str, key: str) -> Chec
                  f"COALESCE((SELECT '{column} ' || COALESCE(r.{column}, 'null') || CASE WHEN "
                  f"r.{column} = {_exp(key)} THEN ' (correct)' ELSE ' (incorrect)' END "
                  f"FROM {table_row} r), 'nothing recorded')")
+
+
+# An unworked case earns no process credit for closing it or for an audit trail of nothing:
+# both count only once a resolution has been filed.
+AUDIT_AFTER_FILING = Check(
+    "audit_entry", "an audit entry recording the PHI accessed and disclosed was written after "
+    "the filing",
+    "SELECT EXISTS(SELECT 1 FROM audit WHERE step > (SELECT MIN(step) FROM submissions)), "
+    "CASE WHEN NOT EXISTS(SELECT 1 FROM submissions) THEN 'nothing filed' "
+    "WHEN EXISTS(SELECT 1 FROM audit WHERE step > (SELECT MIN(step) FROM submissions)) "
+    "THEN 'audit entry written after the filing' ELSE 'no audit entry after the filing' END")
+CLOSED_AFTER_FILING = Check(
+    "case_closed", "the case was closed (not ended by the budget) after a resolution was filed",
+    "SELECT EXISTS(SELECT 1 FROM state WHERE key='ended_by' AND value='close_case') AND "
+    "EXISTS(SELECT 1 FROM submissions), "
+    "CASE WHEN NOT EXISTS(SELECT 1 FROM submissions) THEN 'closed or ended with nothing filed' "
+    "ELSE COALESCE((SELECT 'ended by ' || value FROM state WHERE key='ended_by'), 'not ended') "
+    "END")
 
 
 CHECKS: list[Check] = [
@@ -151,12 +176,8 @@ CHECKS: list[Check] = [
           "CASE WHEN EXISTS(SELECT 1 FROM messages WHERE recipient='provider' AND "
           f"COALESCE(position,'') <> 'withdraw' AND step > {FIRST_DX}) THEN "
           "'provider notified' ELSE 'provider not notified after a diagnosis' END"),
-    _exists("audit_entry", "an audit entry was written", "audit", "audit entry",
-            "no audit entry"),
-    Check("case_closed", "the case was closed (not ended by the budget)",
-          "SELECT EXISTS(SELECT 1 FROM state WHERE key='ended_by' AND value='close_case'), "
-          "COALESCE((SELECT 'ended by ' || value FROM state WHERE key='ended_by'), "
-          "'not ended')"),
+    AUDIT_AFTER_FILING,
+    CLOSED_AFTER_FILING,
     # -- evidence ------------------------------------------------------------------------------
     Check("diagnosis_cites_two", "the diagnosis cites at least 2 fetched artifacts",
           "SELECT COUNT(DISTINCT artifact_id) >= 2, COUNT(DISTINCT artifact_id) || "

@@ -2,11 +2,11 @@
 
 Its rules are the ones a diligent but generic advocate applies: authenticate, read every
 record the claim points to, look the codes and the pair up, check the appeal window, then
-"a bundling denial of a line billed with an NCCI-associated modifier is appealed; without a
-modifier the provider should correct the claim". It never reads what the NCCI lookup says
-(modifier indicator, whether the edit is active), so it gets the modifier cases right and
-fails the subtle ones: indicator-0 edits (no modifier can bypass them) and edits that are
-not active at all.
+"appeal every bundling denial" — citing the modifier when the line carries one, otherwise
+arguing that no edit should apply. It never reads what the NCCI lookup says (modifier
+indicator, whether the edit is active), so it wins the cases where an appeal is due and
+loses the subtle ones: indicator-0 edits (no modifier can bypass them, the denial stands)
+and missing modifiers (the provider must correct the claim; an appeal is the wrong filing).
 """
 
 from __future__ import annotations
@@ -96,17 +96,16 @@ class HeuristicAgent:
         cites = [self.ids[t] for t in ("claim_record", "eob", "provider_record", "ncci_edit")
                  if t in self.ids]
         denied = self.denied or "the denied service"
+        party, resolution = "insurer", "appeal"
         if self._modifier_on_claim():
-            party, finding, resolution = "insurer", "modifier_bypass_ignored", "appeal"
-            extra: dict[str, Any] = {"appeal_reason": "modifier_bypass_documented"}
-            told = (f"The {denied} was billed with a modifier for a separate service, so we "
-                    "appealed the bundling denial. You owe nothing for it meanwhile.")
+            finding, reason = "modifier_bypass_ignored", "modifier_bypass_documented"
+            why = "was billed with a modifier for a separate service"
         else:
-            party, finding, resolution = "provider", "missing_modifier", \
-                "corrected_claim_request"
-            extra = {}
-            told = (f"The {denied} was billed without a modifier; we asked the practice to "
-                    "send a corrected claim. You owe nothing for the denied amount.")
+            finding, reason = "no_active_edit", "no_active_edit"
+            why = "should not have been bundled"
+        extra: dict[str, Any] = {"appeal_reason": reason}
+        told = (f"The {denied} {why}, so we appealed the bundling denial. You owe nothing for "
+                "it meanwhile.")
         self.queue += [
             _a("write_diagnosis", responsible_party=party, finding=finding,
                cited_artifacts=cites, summary=f"{denied} denied as bundled."),

@@ -25,13 +25,16 @@ SUBMITTED = "EXISTS(SELECT 1 FROM submissions)"
 
 
 def _fetched(check_id: str, what: str, key: str) -> Check:
-    """The case's own artifact of one type (not a distractor of the same type) was read."""
+    """The case's own artifact of one type (not a distractor of the same type) was read once
+    the patient was verified (reading it before is a violation, not process credit)."""
+    ok = (f"SELECT 1 FROM fetched f JOIN expected e ON e.key='{key}' AND e.value=f.artifact_id "
+          f"WHERE f.step > COALESCE((SELECT MIN(step) FROM auth), 1e9)")
     return Check(
-        check_id, f"the case's {what} was fetched",
-        f"SELECT EXISTS(SELECT 1 FROM fetched f JOIN expected e ON e.key='{key}' "
-        f"AND e.value=f.artifact_id), "
-        f"CASE WHEN EXISTS(SELECT 1 FROM fetched f JOIN expected e ON e.key='{key}' "
-        f"AND e.value=f.artifact_id) THEN '{what} fetched' "
+        check_id, f"the case's {what} was fetched after authentication",
+        f"SELECT EXISTS({ok}), "
+        f"CASE WHEN EXISTS({ok}) THEN '{what} fetched' "
+        f"WHEN EXISTS(SELECT 1 FROM fetched f JOIN expected e ON e.key='{key}' "
+        f"AND e.value=f.artifact_id) THEN '{what} fetched only before authentication' "
         f"ELSE '{what} never fetched' END")
 
 
@@ -82,14 +85,19 @@ CHECKS: list[Check] = [
           "(SELECT COUNT(*) FROM messages WHERE recipient='patient' AND message_type "
           "IN ('explanation','resolution_notice','status_update') AND step > "
           "(SELECT MIN(step) FROM diagnoses)) || ' patient message(s) after the diagnosis'"),
-    Check("audit_written", "an audit entry records the PHI accessed",
-          "SELECT EXISTS(SELECT 1 FROM audit WHERE step > (SELECT MIN(step) FROM fetched)), "
-          "CASE WHEN EXISTS(SELECT 1 FROM audit WHERE step > (SELECT MIN(step) FROM fetched)) "
-          "THEN 'audit entry written' ELSE 'no audit entry after records were accessed' END"),
-    Check("case_closed", "the case was closed",
-          "SELECT EXISTS(SELECT 1 FROM state WHERE key='ended_by' AND value='close_case'), "
-          "COALESCE('ended by ' || (SELECT value FROM state WHERE key='ended_by'), "
-          "'still open')"),
+    Check("audit_written", "an audit entry recording the PHI accessed and disclosed was "
+          "written after the filing",
+          f"SELECT EXISTS(SELECT 1 FROM audit WHERE step > {FIRST_SUBMISSION}), "
+          f"CASE WHEN NOT {SUBMITTED} THEN 'nothing filed' "
+          f"WHEN EXISTS(SELECT 1 FROM audit WHERE step > {FIRST_SUBMISSION}) "
+          f"THEN 'audit entry written after the filing' "
+          f"ELSE 'no audit entry after the filing' END"),
+    Check("case_closed", "the case was closed after a resolution was filed",
+          f"SELECT EXISTS(SELECT 1 FROM state WHERE key='ended_by' AND value='close_case') "
+          f"AND {SUBMITTED}, "
+          f"CASE WHEN NOT {SUBMITTED} THEN 'closed or ended with nothing filed' "
+          f"ELSE COALESCE('ended by ' || (SELECT value FROM state WHERE key='ended_by'), "
+          f"'still open') END"),
     Check("diagnosis_cites_two",
           "the diagnosis cites at least two fetched case records",
           "SELECT (SELECT COUNT(DISTINCT c.artifact_id) FROM citations c JOIN artifacts a "
