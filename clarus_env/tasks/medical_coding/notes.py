@@ -1,0 +1,1174 @@
+"""Seeded clinical notes with their expected ICD-10-CM and CPT codes.
+
+A case is built from the catalog, never from free text, so its expected codes follow from what the
+note says by rules a coder can name:
+
+* **Primary** (first-listed) diagnosis = the reason for the visit, named by the chief complaint and
+  HPI (ICD-10-CM IV.A/IV.G); the assessment lists problems in seeded random order, so sequencing
+  has to be read from the note, not from the list position.
+* **Secondary** codes = every other condition the assessment addresses, history-of (Z85/Z86/Z87)
+  and status (Z79/Z95/Z96) codes, and external-cause codes (never first-listed).
+* Symptoms integral to a confirmed diagnosis are written in the HPI but not coded; negated findings
+  ("denies chest pain", "no fever") are never coded; an uncertain diagnosis ("probable",
+  "suspected", "rule out") is not coded, its documented symptoms are (IV.H).
+* Injuries carry laterality and the 7th character of the encounter (A initial, D subsequent);
+  external causes repeat that 7th character.
+* CPT: a problem visit gets one office E/M whose level the note states through total time or the
+  MDM level; a visit only for a procedure gets the procedure alone; a procedure plus a separately
+  identifiable problem gets the procedure and the E/M with modifier 25 when NCCI pairs them
+  (``em_needs_modifier_25``); procedures on a paired organ carry RT/LT, or 50 when bilateral.
+  Preventive visits use 9938x/9939x by age and new/established status.
+
+Cases are plain dicts so they serialize as they are. Everything derived from the catalog is built
+once per process (:func:`_pools`); generating an episode is then pure ``random.Random`` calls and
+string joins.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+from typing import Any
+
+from ...scenario import rng_for
+from .catalog import Catalog, load_catalog, with_seventh
+
+TASK = "medical_coding"
+DIFFICULTIES = ("easy", "medium", "hard")
+LEVEL = {
+    "minor": 2,
+    "acute": 3,
+    "chronic_stable": 3,
+    "acute_systemic": 4,
+    "chronic_exacerbation": 4,
+    "severe": 5,
+}
+CHRONIC_PROBLEMS = ("chronic_stable", "chronic_exacerbation")
+COMBINATION_IDS = (
+    "htn_hf",
+    "htn_ckd",
+    "htn_esrd",
+    "htn_hf_ckd",
+    "hf_alone",
+    "t2dm_ckd",
+    "t2dm_htn_ckd",
+    "t2dm_hyperglycemia",
+    "t2dm_neuropathy",
+    "t2dm_foot_ulcer",
+    "obesity",
+    "ckd_alone",
+    "bph",
+    "copd",
+    "asthma_intermittent",
+    "asthma_moderate",
+)
+LATERAL_PROC_IDS = ("knee_oa", "cerumen", "shoulder_bursitis", "trigger_finger")
+EASY_PROCS = frozenset(
+    {
+        "joint_injection_major",
+        "tendon_injection",
+        "cerumen_instrument",
+        "cerumen_irrigation",
+        "wart_destruction",
+        "ak_destruction",
+        "shave_biopsy",
+        "skin_tag_removal",
+        "nail_avulsion",
+        "incision_drainage",
+        "im_injection_patient_supplied",
+        "iud_insertion",
+    }
+)
+SIDE_WORDS = {"right": ("right", "R"), "left": ("left", "L"), "bilateral": ("both", "bilateral")}
+SIDE_MOD = {"right": "RT", "left": "LT", "bilateral": "50"}
+
+DISTRACTORS = (
+    "Lives with spouse.",
+    "Lives alone, independent in ADLs.",
+    "Works as a teacher.",
+    "Works in construction.",
+    "Drinks 2 cups of coffee a day.",
+    "Walks 30 minutes most days.",
+    "NKDA.",
+    "No known drug allergies.",
+    "Accompanied by daughter.",
+    "Retired accountant.",
+    "Immunizations reviewed.",
+    "Denies recent travel.",
+    "Patient is a reliable historian.",
+    "Goes to the gym twice a week.",
+    "Sleeps about 7 hours a night.",
+    "Occasional social alcohol use.",
+    "Has a dog at home.",
+    "Prefers generic medications.",
+)
+NORMAL_EXAM = (
+    "Alert, oriented, no acute distress.",
+    "Well-appearing.",
+    "Skin warm and dry.",
+    "Speech fluent.",
+    "Mood and affect appropriate.",
+    "Gait steady.",
+    "Conjunctivae clear.",
+    "Neck supple.",
+)
+HEADERS = {
+    "cc": ("CC:", "Chief complaint:", "Reason for visit:", "Chief Complaint:"),
+    "hpi": ("HPI:", "History of present illness:", "History:"),
+    "pmh": ("PMH:", "Past medical history:", "Medical history:"),
+    "meds": ("Meds:", "Medications:", "Current medications:"),
+    "ros": ("ROS:", "Review of systems:", "Pertinent ROS:"),
+    "exam": ("Exam:", "Physical exam:", "PE:", "Objective:"),
+    "assessment": ("Assessment:", "A:", "Impression:", "Diagnoses:"),
+    "plan": ("Plan:", "P:", "Plan/Procedures:"),
+}
+ORDERS = (
+    ("cc", "hpi", "pmh", "meds", "ros", "exam", "assessment", "plan"),
+    ("cc", "hpi", "ros", "pmh", "meds", "exam", "assessment", "plan"),
+    ("cc", "hpi", "pmh", "ros", "exam", "meds", "assessment", "plan"),
+    ("cc", "hpi", "ros", "exam", "pmh", "meds", "assessment", "plan"),
+    ("assessment", "cc", "hpi", "pmh", "meds", "ros", "exam", "plan"),
+)
+UNCERTAIN_PLANS = (
+    "workup pending",
+    "confirmatory testing ordered",
+    "will reassess after results",
+    "imaging ordered",
+)
+
+
+# --------------------------------------------------------------------------------------------
+# per-process pools
+# --------------------------------------------------------------------------------------------
+class _Pools:
+    def __init__(self, cat: Catalog) -> None:
+        self.cat = cat
+        conds = cat.conditions
+        by = cat.by_id
+        self.symptoms = [c for c in conds if c["kind"] == "symptom" and "variants" not in c]
+        self.easy_acute = [
+            c
+            for c in conds
+            if c["kind"] in ("acute", "minor") or (c["kind"] == "symptom" and "variants" in c)
+        ]
+        self.easy_proc = [
+            c
+            for c in conds
+            if EASY_PROCS.intersection(c.get("procedures", [])) and not c.get("seventh")
+        ]
+        self.solo = [c for c in conds if c.get("solo")]
+        self.chronic = [c for c in conds if c["kind"] == "chronic" and not c.get("solo")]
+        self.reason = [c for c in conds if c["kind"] in ("acute", "minor", "chronic")]
+        self.history = [c for c in conds if c["kind"] == "history"]
+        self.history_like = self.history + [
+            c for c in conds if c["kind"] == "status" and not c.get("requires_any")
+        ]
+        self.status = [c for c in conds if c["kind"] == "status"]
+        self.injury = [c for c in conds if c["kind"] == "injury"]
+        self.sequela = [c for c in conds if c["kind"] == "sequela"]
+        self.uncertain = [c for c in conds if c.get("uncertain")]
+        self.combination = [by[i] for i in COMBINATION_IDS]
+        self.lateral_proc = [by[i] for i in LATERAL_PROC_IDS]
+        self.screen = [c for c in conds if c.get("screening_finding")]
+        self.procs = cat.procedures_by_id
+        self.em = {
+            (p["kind"], p.get("level")): p
+            for p in cat.procedures
+            if p["kind"] in ("em_new", "em_est")
+        }
+        self.preventive = [p for p in cat.procedures if p["kind"].startswith("preventive")]
+
+
+@lru_cache(maxsize=4)
+def _pools_for(key: str) -> _Pools:
+    return _Pools(load_catalog())
+
+
+def _pools(ref: Any) -> _Pools:
+    return _pools_for(str(getattr(ref, "release", "")))
+
+
+# --------------------------------------------------------------------------------------------
+# building blocks
+# --------------------------------------------------------------------------------------------
+def _fits(c: dict[str, Any], age: int, sex: str) -> bool:
+    return c["age"][0] <= age <= c["age"][1] and c["sex"] in ("any", sex)
+
+
+def _patient(rng: random.Random, c: dict[str, Any]) -> tuple[int, str]:
+    lo, hi = c["age"]
+    age = rng.randint(lo, min(hi, 94))
+    sex = c["sex"] if c["sex"] != "any" else rng.choice(("female", "male"))
+    return age, sex
+
+
+class _Item:
+    """One documented condition: its variant, encounter character and rendered phrase."""
+
+    __slots__ = ("cond", "variant", "seventh", "text", "codes", "side", "role", "status_text")
+
+    def __init__(
+        self,
+        pools: _Pools,
+        rng: random.Random,
+        cond: dict[str, Any],
+        *,
+        seventh: str | None = None,
+        variant: dict[str, Any] | None = None,
+        allow_bilateral: bool = True,
+    ) -> None:
+        self.cond = cond
+        variants = pools.cat.variants(cond)
+        if variant is None:
+            choices = [v for v in variants if allow_bilateral or v.get("side") != "bilateral"]
+            variant = rng.choice(choices)
+        self.variant = variant
+        if cond.get("seventh") and seventh is None:
+            seventh = rng.choice(cond["seventh"])
+        self.seventh = seventh
+        self.side = variant.get("side")
+        self.codes = pools.cat.codes_for(cond, variant, seventh)
+        self.text = _render(rng, rng.choice(cond["synonyms"]), variant)
+        self.role = ""
+        self.status_text = ""
+
+    @property
+    def problem(self) -> str:
+        return self.variant.get("problem", self.cond["problem"])
+
+
+def _render(rng: random.Random, template: str, variant: dict[str, Any]) -> str:
+    out = template
+    if "{side}" in out:
+        out = out.replace("{side}", rng.choice(variant["phrases"]))
+    if "{v}" in out:
+        out = out.replace("{v}", rng.choice(variant["phrases"]))
+    return out
+
+
+def _site_text(rng: random.Random, item: _Item) -> str:
+    site = item.cond.get("site", "")
+    if item.side == "bilateral":
+        return f"{rng.choice(SIDE_WORDS['bilateral'])} {site}s"
+    return f"{SIDE_WORDS[item.side][0] if item.side else ''} {site}".strip()
+
+
+def _proc_text(rng: random.Random, proc: dict[str, Any], item: _Item | None) -> str:
+    text = rng.choice(proc["synonyms"])
+    if "{site}" in text:
+        text = text.replace("{site}", _site_text(rng, item) if item else "site")
+    if "{size}" in text:
+        lo, hi = proc["size_cm"]
+        text = text.replace("{size}", f"{rng.randint(int(lo * 10), int(hi * 10)) / 10:.1f}")
+    if "{n}" in text:
+        lo, hi = proc.get("count", [1, 14])
+        text = text.replace("{n}", str(rng.randint(lo, hi)))
+    return text
+
+
+def _proc_code(proc: dict[str, Any], item: _Item | None) -> str:
+    if proc.get("laterality_modifiers") and item is not None and item.side:
+        return f"{proc['cpt']}-{SIDE_MOD[item.side]}"
+    return proc["cpt"]
+
+
+def _compatible(items: list[_Item], cond: dict[str, Any]) -> bool:
+    groups = set(cond["groups"])
+    return not any(groups & set(i.cond["groups"]) for i in items)
+
+
+def _add_coexisting(
+    pools: _Pools,
+    rng: random.Random,
+    items: list[_Item],
+    age: int,
+    sex: str,
+    n: int,
+    pool: list[dict[str, Any]],
+) -> None:
+    """Add up to n conditions from pool that fit the patient and clash with no group."""
+    cands = [c for c in pool if _fits(c, age, sex)]
+    for _ in range(n * 4):
+        if n <= 0 or not cands:
+            break
+        c = rng.choice(cands)
+        if _compatible(items, c):
+            it = _Item(pools, rng, c)
+            it.role = "coexisting"
+            items.append(it)
+            n -= 1
+
+
+def _add_status(pools: _Pools, rng: random.Random, items: list[_Item], age: int, sex: str) -> None:
+    present = {i.cond["id"] for i in items}
+    for c in pools.status:
+        req = c.get("requires_any")
+        if (
+            req
+            and present.intersection(req)
+            and _fits(c, age, sex)
+            and _compatible(items, c)
+            and rng.random() < 0.7
+        ):
+            it = _Item(pools, rng, c)
+            it.role = "status"
+            owner = next(i for i in items if i.cond["id"] in req)
+            owner.status_text = it.text
+            items.append(it)
+
+
+def _em(
+    pools: _Pools, rng: random.Random, items: list[_Item], new: bool
+) -> tuple[dict[str, Any], str]:
+    """The office E/M for the problems addressed, and the sentence that documents its level."""
+    levels = [LEVEL.get(i.problem, 0) for i in items]
+    level = max([2, *levels])
+    chronic = sum(1 for i in items if i.problem in CHRONIC_PROBLEMS)
+    if chronic >= 2:
+        level = max(level, 4)
+    if sum(1 for x in levels if x >= 4) >= 2:
+        level = 5
+    level = min(level, 5)
+    proc = pools.em[("em_new" if new else "em_est", level)]
+    lo, hi = proc["time_min"]
+    if rng.random() < 0.5:
+        minutes = rng.randint(lo, hi)
+        doc = rng.choice(
+            (
+                f"Total time on the date of the encounter: {minutes} minutes.",
+                f"I spent {minutes} minutes total on this visit today, including documentation.",
+                f"Total practitioner time {minutes} min.",
+            )
+        )
+    else:
+        doc = rng.choice(
+            (
+                f"MDM: {proc['mdm']}.",
+                f"Medical decision making of {proc['mdm']} complexity.",
+                f"Overall MDM {proc['mdm']}.",
+            )
+        )
+    return proc, doc
+
+
+def _preventive_code(pools: _Pools, age: int, new: bool) -> dict[str, Any]:
+    kind = "preventive_new" if new else "preventive_est"
+    return next(
+        p for p in pools.preventive if p["kind"] == kind and p["age"][0] <= age <= p["age"][1]
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# the note
+# --------------------------------------------------------------------------------------------
+def _sex_word(rng: random.Random, age: int, sex: str) -> str:
+    if age < 13:
+        return (
+            rng.choice(("girl", "female child", "F"))
+            if sex == "female"
+            else rng.choice(("boy", "male child", "M"))
+        )
+    if sex == "female":
+        return rng.choice(("woman", "female", "F"))
+    return rng.choice(("man", "male", "M"))
+
+
+def _vitals(rng: random.Random, febrile: bool, hypertensive: bool) -> str:
+    temp = rng.randint(1004, 1025) / 10 if febrile else rng.randint(976, 990) / 10
+    sys_bp = rng.randint(136, 152) if hypertensive else rng.randint(108, 132)
+    dia = rng.randint(84, 94) if hypertensive else rng.randint(64, 82)
+    hr, rr, spo2 = rng.randint(62, 104), rng.randint(12, 20), rng.randint(95, 100)
+    return rng.choice(
+        (
+            f"T {temp:.1f} F, HR {hr}, BP {sys_bp}/{dia}, RR {rr}, SpO2 {spo2}%.",
+            f"Vitals: BP {sys_bp}/{dia}, pulse {hr}, temp {temp:.1f}, O2 sat {spo2}% RA.",
+            f"BP {sys_bp}/{dia} | HR {hr} | Temp {temp:.1f} F | RR {rr}.",
+        )
+    )
+
+
+def _join(rng: random.Random, parts: list[str]) -> str:
+    if not parts:
+        return ""
+    if len(parts) == 1:
+        return parts[0]
+    return rng.choice(
+        (", ".join(parts[:-1]) + " and " + parts[-1], ", ".join(parts), "; ".join(parts))
+    )
+
+
+def _symptom_word(rng: random.Random, cond: dict[str, Any]) -> str:
+    return rng.choice(cond["synonyms"])
+
+
+def _build_note(
+    rng: random.Random,
+    pools: _Pools,
+    *,
+    age: int,
+    sex: str,
+    new: bool,
+    cc: str,
+    items: list[_Item],
+    hpi_extra: list[str],
+    positives: list[dict[str, Any]],
+    negated: list[dict[str, Any]],
+    uncertain: list[str],
+    plan: list[str],
+    encounter_line: str,
+    distractors: int,
+) -> str:
+    who = (
+        f"{age}-year-old {_sex_word(rng, age, sex)}"
+        if rng.random() < 0.5
+        else f"{age} y/o {_sex_word(rng, age, sex)}"
+        if rng.random() < 0.5
+        else f"{age}yo {_sex_word(rng, age, sex)}"
+    )
+    status = (
+        rng.choice(("new patient", "new to the practice", "new pt"))
+        if new
+        else rng.choice(("established patient", "est. patient", "returning patient"))
+    )
+    sections: dict[str, str] = {}
+    sections["cc"] = cc
+    hpi = [
+        rng.choice(
+            (
+                f"{who}, {status}, presents with {cc}.",
+                f"{who} ({status}) here for {cc}.",
+                f"Patient is a {who}, {status}, seen today for {cc}.",
+            )
+        )
+    ]
+    if encounter_line:
+        hpi.append(encounter_line)
+    hpi.extend(hpi_extra)
+    if positives:
+        hpi.append(
+            rng.choice(("Reports ", "Endorses ", "Positive for "))
+            + _join(rng, [_symptom_word(rng, c) for c in positives])
+            + "."
+        )
+    neg_words = [n["phrase"] for n in negated]
+    neg_in_hpi = rng.random() < 0.4
+    if negated and neg_in_hpi:
+        hpi.append(rng.choice(("Denies ", "No ", "Negative for ")) + _join(rng, neg_words) + ".")
+    extras = rng.sample(DISTRACTORS, distractors)
+    hpi.extend(extras[: len(extras) // 2])
+    sections["hpi"] = " ".join(hpi)
+    coexisting = [i for i in items if i.role in ("coexisting", "history")]
+    pmh = [i.text for i in coexisting]
+    sections["pmh"] = (
+        "; ".join(pmh) if pmh else rng.choice(("none", "noncontributory", "unremarkable"))
+    )
+    meds = [i.status_text for i in items if i.status_text]
+    if meds:
+        sections["meds"] = "; ".join(meds)
+    ros = []
+    if negated and not neg_in_hpi:
+        ros.append(rng.choice(("Denies ", "Negative for ", "No ")) + _join(rng, neg_words) + ".")
+    ros.append(
+        rng.choice(
+            (
+                "All other systems reviewed and negative.",
+                "Otherwise negative.",
+                "Remainder of 10-point ROS negative.",
+            )
+        )
+    )
+    ros.extend(extras[len(extras) // 2 :])
+    sections["ros"] = " ".join(ros)
+    febrile = any(p["id"] == "sx_fever" for p in positives)
+    hypertensive = any(c.startswith("I1") for i in items for c in i.codes) or any(
+        i.cond["id"] == "sx_elevated_bp" for i in items
+    )
+    exam = [_vitals(rng, febrile, hypertensive)]
+    for i in items:
+        if i.role in ("status",):
+            continue
+        finding = rng.choice(i.cond["findings"]).rstrip(".")
+        exam.append(finding[:1].upper() + finding[1:] + ".")
+    exam.append(rng.choice(NORMAL_EXAM))
+    sections["exam"] = " ".join(exam)
+    lines = []
+    for i in items:
+        if i.role == "status":
+            continue
+        lines.append(i.text + (f" ({i.status_text})" if i.status_text else ""))
+    lines.extend(uncertain)
+    rng.shuffle(lines)
+    style = rng.randrange(3)
+    if style == 0:
+        sections["assessment"] = " ".join(f"{n}. {line}." for n, line in enumerate(lines, 1))
+    elif style == 1:
+        sections["assessment"] = "; ".join(lines) + "."
+    else:
+        sections["assessment"] = "\n" + "\n".join(f"- {line}" for line in lines)
+    sections["plan"] = " ".join(p.rstrip(".") + "." for p in plan)
+    order = rng.choice(ORDERS)
+    out = []
+    for key in order:
+        if key in sections:
+            out.append(f"{rng.choice(HEADERS[key])} {sections[key]}")
+    return "\n".join(out)
+
+
+def _negations(
+    rng: random.Random,
+    pools: _Pools,
+    items: list[_Item],
+    expected: set[str],
+    mentioned: set[str],
+    n: int,
+) -> list[dict[str, Any]]:
+    blocked = set(mentioned)
+    for i in items:
+        blocked.update(i.cond.get("integral", []))
+        blocked.update((i.cond.get("uncertain") or {}).get("symptoms", []))
+    cands = [
+        s
+        for s in pools.symptoms
+        if s["id"] not in blocked and s["codes"][0] not in expected and s["id"] != "sx_elevated_bp"
+    ]
+    chosen = rng.sample(cands, min(n, len(cands)))
+    return [
+        {
+            "id": c["id"],
+            "phrase": rng.choice([c["name"]] + [s for s in c["synonyms"] if s[:1].islower()]),
+            "code": c["codes"][0],
+        }
+        for c in chosen
+    ]
+
+
+def _dedupe(codes: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for c in codes:
+        if c not in seen:
+            seen.add(c)
+            out.append(c)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# case templates
+# --------------------------------------------------------------------------------------------
+def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
+    roll = rng.random()
+    new = rng.random() < 0.25
+    plan: list[str] = []
+    cpt: list[str] = []
+    rules = []
+    if roll < 0.55:
+        cond = rng.choice(pools.easy_acute)
+        age, sex = _patient(rng, cond)
+        item = _Item(pools, rng, cond)
+        items = [item]
+        em, doc = _em(pools, rng, items, new)
+        tests = [
+            pools.procs[p] for p in cond.get("procedures", []) if pools.procs[p]["kind"] == "test"
+        ]
+        if tests and rng.random() < 0.5:
+            t = rng.choice(tests)
+            plan.append(_proc_text(rng, t, item))
+            cpt.append(t["cpt"])
+        plan.append(
+            rng.choice(
+                (
+                    "Supportive care discussed.",
+                    "Return precautions given.",
+                    "Treatment plan reviewed with patient.",
+                )
+            )
+        )
+        plan.append(doc)
+        cpt.insert(0, em["cpt"])
+        cc = rng.choice(cond["complaints"])
+        rules.append(cond["rule"])
+        return _finish(
+            rng,
+            pools,
+            age,
+            sex,
+            new,
+            cc,
+            items,
+            cpt,
+            rules,
+            plan,
+            difficulty="easy",
+            negations=rng.choice((0, 0, 1)),
+        )
+    if roll < 0.75:
+        cond = rng.choice(pools.easy_proc)
+        age, sex = _patient(rng, cond)
+        procs = [
+            pools.procs[p]
+            for p in cond["procedures"]
+            if p in EASY_PROCS and _fits(pools.procs[p], age, sex)
+        ]
+        if not procs:
+            return _case_easy(rng, pools)
+        proc = rng.choice(procs)
+        allow_bi = "50" in proc.get("laterality_modifiers", ["50"])
+        item = _Item(pools, rng, cond, allow_bilateral=allow_bi)
+        plan.append(_proc_text(rng, proc, item))
+        plan.append(
+            rng.choice(("Tolerated well.", "No complications.", "Aftercare instructions given."))
+        )
+        cc = rng.choice((f"scheduled procedure for {item.text}", f"procedure visit: {item.text}"))
+        rules.append("procedure-only visit: no separate E/M")
+        if proc.get("laterality_modifiers"):
+            rules.append("procedure laterality modifier")
+        return _finish(
+            rng,
+            pools,
+            age,
+            sex,
+            new,
+            cc,
+            [item],
+            [_proc_code(proc, item)],
+            rules,
+            plan,
+            difficulty="easy",
+            negations=0,
+            procedure_only=True,
+        )
+    if roll < 0.9:
+        adult = rng.random() < 0.6
+        cond = pools.cat.by_id["wellness_adult" if adult else "wellness_child"]
+        age, sex = _patient(rng, cond)
+        item = _Item(pools, rng, cond)
+        prev = _preventive_code(pools, age, new)
+        plan.append(
+            rng.choice(
+                (
+                    "Age-appropriate counseling and anticipatory guidance provided.",
+                    "Screening recommendations reviewed; no abnormal findings.",
+                    "Healthy lifestyle counseling given; exam normal.",
+                )
+            )
+        )
+        cc = rng.choice(cond["complaints"] + cond["synonyms"])
+        rules.append("preventive visit code by age and new/established status")
+        return _finish(
+            rng,
+            pools,
+            age,
+            sex,
+            new,
+            cc,
+            [item],
+            [prev["cpt"]],
+            rules,
+            plan,
+            difficulty="easy",
+            negations=rng.choice((0, 1)),
+            preventive=True,
+        )
+    cond = rng.choice(pools.solo)
+    age, sex = _patient(rng, cond)
+    item = _Item(pools, rng, cond)
+    procs = [pools.procs[p] for p in cond.get("procedures", [])]
+    if procs:
+        plan.append(_proc_text(rng, procs[0], item))
+        cpt = [procs[0]["cpt"]]
+        rules.append("procedure-only visit: no separate E/M")
+    else:
+        em, doc = _em(pools, rng, [item], new)
+        plan.append(doc)
+        cpt = [em["cpt"]]
+    rules.append(cond["rule"])
+    return _finish(
+        rng,
+        pools,
+        age,
+        sex,
+        new,
+        rng.choice(cond["complaints"]),
+        [item],
+        cpt,
+        rules,
+        plan,
+        difficulty="easy",
+        negations=0,
+        procedure_only=bool(procs),
+    )
+
+
+def _case_medium(rng: random.Random, pools: _Pools) -> dict[str, Any]:
+    new = rng.random() < 0.2
+    rules = ["primary = reason for visit; coexisting conditions secondary"]
+    plan: list[str] = []
+    cpt: list[str] = []
+    if rng.random() < 0.15:
+        cond = pools.cat.by_id["wellness_adult"]
+        age, sex = _patient(rng, cond)
+        items = [_Item(pools, rng, cond)]
+        vac = _Item(pools, rng, pools.cat.by_id["flu_vaccination"])
+        vac.role = "encounter"
+        items.append(vac)
+        prev = _preventive_code(pools, age, new)
+        plan.append(_proc_text(rng, pools.procs["flu_vaccine_product"], None))
+        plan.append(_proc_text(rng, pools.procs["vaccine_admin"], None))
+        cpt = [prev["cpt"], "90471", "90656"]
+        rules.append("immunization: Z23 + administration + vaccine product")
+        return _finish(
+            rng,
+            pools,
+            age,
+            sex,
+            new,
+            rng.choice(("annual physical", "yearly checkup")),
+            items,
+            cpt,
+            rules,
+            plan,
+            difficulty="medium",
+            negations=rng.choice((0, 1)),
+            preventive=True,
+        )
+    cond = rng.choice(pools.reason)
+    age, sex = _patient(rng, cond)
+    main = _Item(pools, rng, cond)
+    main.role = "primary"
+    items = [main]
+    pool = [c for c in pools.chronic if c["age"][0] >= 12] if age >= 12 else pools.chronic
+    _add_coexisting(pools, rng, items, age, sex, rng.choice((1, 2, 2, 3)), pool)
+    _add_status(pools, rng, items, age, sex)
+    em, doc = _em(pools, rng, [i for i in items if i.role != "status"], new)
+    cpt.append(em["cpt"])
+    tests = [pools.procs[p] for p in cond.get("procedures", []) if pools.procs[p]["kind"] == "test"]
+    if tests and rng.random() < 0.6:
+        t = rng.choice(tests)
+        plan.append(_proc_text(rng, t, main))
+        cpt.append(t["cpt"])
+    plan.append(
+        rng.choice(
+            (
+                "Continue current medications for chronic problems.",
+                "Chronic conditions reviewed and stable; refills sent.",
+                "Medication list reconciled.",
+            )
+        )
+    )
+    plan.append(doc)
+    cc = rng.choice(cond["complaints"])
+    if cond["kind"] == "chronic" and rng.random() < 0.5:
+        cc = f"follow-up of {main.text}"
+    rules.append(cond["rule"])
+    return _finish(
+        rng,
+        pools,
+        age,
+        sex,
+        new,
+        cc,
+        items,
+        cpt,
+        rules,
+        plan,
+        difficulty="medium",
+        negations=rng.choice((0, 1, 2)),
+    )
+
+
+def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
+    kind = rng.choice(
+        (
+            "combination",
+            "combination",
+            "injury",
+            "injury",
+            "uncertain",
+            "uncertain",
+            "procedure_em",
+            "preventive_abnormal",
+            "sequela",
+            "history",
+        )
+    )
+    new = rng.random() < 0.2
+    plan: list[str] = []
+    cpt: list[str] = []
+    rules: list[str] = []
+    hpi_extra: list[str] = []
+    encounter_line = ""
+    uncertain_lines: list[str] = []
+    positives_extra: list[dict[str, Any]] = []
+    if kind == "combination":
+        cond = rng.choice(pools.combination)
+        age, sex = _patient(rng, cond)
+        main = _Item(pools, rng, cond)
+        main.role = "primary"
+        items = [main]
+        _add_coexisting(pools, rng, items, age, sex, rng.choice((1, 2)), pools.chronic)
+        _add_status(pools, rng, items, age, sex)
+        if rng.random() < 0.5:
+            _add_coexisting(pools, rng, items, age, sex, 1, pools.history_like)
+        em, doc = _em(pools, rng, [i for i in items if i.role != "status"], new)
+        cpt.append(em["cpt"])
+        plan.append(doc)
+        cc = rng.choice(cond["complaints"])
+        rules.append(cond["rule"])
+    elif kind == "injury":
+        cond = rng.choice(pools.injury)
+        age, sex = _patient(rng, cond)
+        seventh = rng.choice(cond["seventh"])
+        procs = [pools.procs[p] for p in cond.get("procedures", [])] if seventh == "A" else []
+        proc = rng.choice(procs) if procs and rng.random() < 0.8 else None
+        allow_bi = False
+        main = _Item(pools, rng, cond, seventh=seventh, allow_bilateral=allow_bi)
+        main.role = "primary"
+        items = [main]
+        cause_codes = []
+        if cond.get("external_causes"):
+            cause = pools.cat.causes_by_id[rng.choice(cond["external_causes"])]
+            cause_codes.append(with_seventh(cause["stem"], seventh))
+            hpi_extra.append(
+                rng.choice(("Mechanism: ", "States the patient ", "Injury occurred when patient "))
+                + rng.choice(cause["phrases"])
+                + "."
+            )
+            rules.append("external cause code, same 7th character, never primary")
+        days = rng.randint(0, 2) if seventh == "A" else rng.randint(10, 42)
+        encounter_line = (
+            rng.choice(
+                (
+                    f"Initial visit for this injury, sustained {days} day(s) ago; "
+                    "active treatment today.",
+                    f"First evaluation of the injury ({days} days ago).",
+                )
+            )
+            if seventh == "A"
+            else rng.choice(
+                (
+                    f"Follow-up visit {days} days after the injury; routine healing, "
+                    "no new problems.",
+                    f"Here for subsequent care of the injury from {days} days ago, "
+                    "healing as expected.",
+                )
+            )
+        )
+        rules.append(
+            f"7th character {seventh} ({'initial' if seventh == 'A' else 'subsequent'} encounter)"
+        )
+        separate = rng.random() < 0.5
+        if separate:
+            _add_coexisting(
+                pools,
+                rng,
+                items,
+                age,
+                sex,
+                1,
+                [c for c in pools.reason if c["kind"] != "minor" and c["problem"] != "minor"],
+            )
+        evaluated = list(items)
+        if proc is not None:
+            plan.append(_proc_text(rng, proc, main))
+            cpt.append(_proc_code(proc, main))
+            if proc.get("laterality_modifiers"):
+                rules.append("procedure laterality modifier")
+            if len(items) > 1:
+                em, doc = _em(pools, rng, items[1:], new)
+                cpt.append(f"{em['cpt']}-25" if proc["em_needs_modifier_25"] else em["cpt"])
+                plan.append(
+                    doc.replace(".", " for the separate problem.", 1) if doc.endswith(".") else doc
+                )
+                plan.append("Separately identifiable E/M for the additional problem.")
+                rules.append(
+                    "modifier 25 on a separately identifiable E/M with a same-day procedure"
+                )
+            else:
+                plan.append("Visit limited to evaluation and treatment of the injury.")
+        else:
+            em, doc = _em(pools, rng, evaluated, new)
+            cpt.append(em["cpt"])
+            plan.append(doc)
+        cc = rng.choice(cond["complaints"])
+        items_codes_extra = cause_codes
+        return _finish(
+            rng,
+            pools,
+            age,
+            sex,
+            new,
+            cc,
+            items,
+            cpt,
+            rules,
+            plan,
+            difficulty="hard",
+            negations=rng.choice((1, 2, 3)),
+            extra_codes=items_codes_extra,
+            hpi_extra=hpi_extra,
+            encounter_line=encounter_line,
+            procedure_only=proc is not None and len(items) == 1,
+        )
+    elif kind == "uncertain":
+        cond = rng.choice(pools.uncertain)
+        age, sex = _patient(rng, cond)
+        syms = [pools.cat.by_id[s] for s in cond["uncertain"]["symptoms"]]
+        items = []
+        for s in syms:
+            it = _Item(pools, rng, s)
+            it.role = "symptom"
+            items.append(it)
+        items[0].role = "primary"
+        _add_coexisting(pools, rng, items, age, sex, rng.choice((0, 1, 2)), pools.chronic)
+        positives_extra = syms
+        term = rng.choice(cond["uncertain"]["terms"])
+        uncertain_lines.append(f"{term}, {rng.choice(UNCERTAIN_PLANS)}")
+        em, doc = _em(pools, rng, [i for i in items if i.role != "symptom"] + [items[0]], new)
+        cpt.append(em["cpt"])
+        plan.append(doc)
+        cc = rng.choice(syms[0]["synonyms"])
+        rules.append("uncertain dx codes symptoms")
+        # the symptom items are coded but written only as complaints, not as assessed diagnoses
+        return _finish(
+            rng,
+            pools,
+            age,
+            sex,
+            new,
+            cc,
+            items,
+            cpt,
+            rules,
+            plan,
+            difficulty="hard",
+            negations=rng.choice((1, 2, 3)),
+            uncertain=uncertain_lines,
+            positives_extra=positives_extra,
+            symptoms_in_assessment=rng.random() < 0.5,
+        )
+    elif kind == "procedure_em":
+        cond = rng.choice(pools.lateral_proc)
+        age, sex = _patient(rng, cond)
+        proc = pools.procs[
+            rng.choice(
+                [p for p in cond["procedures"] if pools.procs[p].get("laterality_modifiers")]
+            )
+        ]
+        main = _Item(pools, rng, cond, allow_bilateral="50" in proc["laterality_modifiers"])
+        main.role = "primary"
+        items = [main]
+        _add_coexisting(
+            pools,
+            rng,
+            items,
+            age,
+            sex,
+            1,
+            [c for c in pools.reason if c["problem"] != "minor" and c["id"] != cond["id"]],
+        )
+        if len(items) == 1:
+            _add_coexisting(pools, rng, items, age, sex, 1, pools.chronic)
+        other = items[1:]
+        em, doc = _em(pools, rng, other, new)
+        plan.append(_proc_text(rng, proc, main))
+        plan.append(
+            f"Also evaluated: {', '.join(i.text for i in other)}; "
+            "separately identifiable from the procedure."
+        )
+        plan.append(doc)
+        cpt = [
+            _proc_code(proc, main),
+            f"{em['cpt']}-25" if proc["em_needs_modifier_25"] else em["cpt"],
+        ]
+        rules += [
+            "procedure laterality modifier",
+            "modifier 25 on a separately identifiable E/M with a same-day procedure",
+        ]
+        cc = rng.choice(
+            (
+                f"{rng.choice(cond['complaints'])}, here for procedure",
+                f"scheduled treatment of {main.text}",
+            )
+        )
+    elif kind == "preventive_abnormal":
+        cond = pools.cat.by_id["wellness_adult_abnormal"]
+        age, sex = _patient(rng, cond)
+        main = _Item(pools, rng, cond)
+        main.role = "primary"
+        items = [main]
+        _add_coexisting(pools, rng, items, age, sex, rng.choice((1, 1, 2)), pools.screen)
+        for i in items[1:]:
+            i.role = "finding"
+        prev = _preventive_code(pools, age, new)
+        cpt = [prev["cpt"]]
+        plan.append("New finding(s) identified at this preventive exam; follow-up arranged.")
+        rules += [
+            "preventive encounter with abnormal finding (+ code the finding)",
+            "preventive visit code by age and new/established status",
+        ]
+        cc = rng.choice(("annual physical", "yearly wellness exam"))
+        return _finish(
+            rng,
+            pools,
+            age,
+            sex,
+            new,
+            cc,
+            items,
+            cpt,
+            rules,
+            plan,
+            difficulty="hard",
+            negations=rng.choice((1, 2)),
+            preventive=True,
+        )
+    elif kind == "sequela":
+        cond = rng.choice(pools.sequela)
+        age, sex = _patient(rng, cond)
+        main = _Item(pools, rng, cond)
+        main.role = "primary"
+        items = [main]
+        _add_coexisting(pools, rng, items, age, sex, rng.choice((0, 1)), pools.chronic)
+        em, doc = _em(pools, rng, items, new)
+        cpt.append(em["cpt"])
+        plan.append(doc)
+        hpi_extra.append(
+            "The original injury healed months ago; today's concern is the residual effect."
+        )
+        rules.append(cond["rule"])
+        cc = rng.choice(cond["complaints"])
+    else:  # history vs current
+        cond = rng.choice([c for c in pools.reason if c["kind"] == "acute"])
+        age, sex = _patient(rng, cond)
+        main = _Item(pools, rng, cond)
+        main.role = "primary"
+        items = [main]
+        _add_coexisting(pools, rng, items, age, sex, rng.choice((1, 2)), pools.history_like)
+        _add_coexisting(pools, rng, items, age, sex, rng.choice((0, 1)), pools.chronic)
+        em, doc = _em(pools, rng, [i for i in items if i.role != "history"], new)
+        cpt.append(em["cpt"])
+        plan.append(doc)
+        rules.append("history of vs current")
+        cc = rng.choice(cond["complaints"])
+    for i in items:
+        if i.role == "coexisting" and i.cond["kind"] in ("history", "status"):
+            i.role = "history"
+    return _finish(
+        rng,
+        pools,
+        age,
+        sex,
+        new,
+        cc,
+        items,
+        cpt,
+        rules,
+        plan,
+        difficulty="hard",
+        negations=rng.choice((1, 2, 3)),
+        hpi_extra=hpi_extra,
+        encounter_line=encounter_line,
+    )
+
+
+def _finish(
+    rng: random.Random,
+    pools: _Pools,
+    age: int,
+    sex: str,
+    new: bool,
+    cc: str,
+    items: list[_Item],
+    cpt: list[str],
+    rules: list[str],
+    plan: list[str],
+    *,
+    difficulty: str,
+    negations: int,
+    extra_codes: list[str] | None = None,
+    hpi_extra: list[str] | None = None,
+    encounter_line: str = "",
+    uncertain: list[str] | None = None,
+    positives_extra: list[dict[str, Any]] | None = None,
+    procedure_only: bool = False,
+    preventive: bool = False,
+    symptoms_in_assessment: bool = False,
+) -> dict[str, Any]:
+    codes: list[str] = []
+    for i in items:
+        codes.extend(i.codes)
+    codes.extend(extra_codes or [])
+    codes = _dedupe(codes)
+    expected = set(codes)
+    positives: list[dict[str, Any]] = list(positives_extra or [])
+    for i in items[:1]:
+        for sid in i.cond.get("integral", []):
+            s = pools.cat.by_id[sid]
+            if s not in positives and s["codes"][0] not in expected and rng.random() < 0.6:
+                positives.append(s)
+    for it in items:
+        if (
+            it.cond["kind"] == "symptom"
+            and "variants" not in it.cond
+            and not symptoms_in_assessment
+        ):
+            it.role = "symptom_hidden"
+    note_items = [i for i in items if i.role != "symptom_hidden"]
+    mentioned = {p["id"] for p in positives}
+    negated = _negations(rng, pools, items, expected, mentioned, negations)
+    note = _build_note(
+        rng,
+        pools,
+        age=age,
+        sex=sex,
+        new=new,
+        cc=cc,
+        items=note_items,
+        hpi_extra=hpi_extra or [],
+        positives=positives,
+        negated=negated,
+        uncertain=uncertain or [],
+        plan=plan,
+        encounter_line=encounter_line,
+        distractors=rng.randint(0, 3),
+    )
+    rules_out = _dedupe(
+        rules + [r for i in items for r in ([i.cond["rule"]] if i.role != "primary" else [])]
+    )
+    if negated:
+        rules_out.append("negated findings are not coded")
+    if any(p["id"] in {s for i in items for s in i.cond.get("integral", [])} for p in positives):
+        rules_out.append("symptom integral to dx not coded")
+    return {
+        "patient_age": age,
+        "patient_sex": sex,
+        "clinical_note": note,
+        "difficulty": difficulty,
+        "expected": {
+            "primary_icd10": codes[0],
+            "secondary_icd10s": codes[1:],
+            "cpt_codes": _dedupe(cpt),
+        },
+        "rules": _dedupe(rules_out),
+        "negated": [{"phrase": n["phrase"], "code": n["code"]} for n in negated],
+        "new_patient": new,
+        "visit": "procedure" if procedure_only else "preventive" if preventive else "problem",
+    }
+
+
+_BUILDERS = {"easy": _case_easy, "medium": _case_medium, "hard": _case_hard}
+
+
+def generate_case(rng: random.Random, ref: Any, difficulty: str) -> dict[str, Any]:
+    """One case of ``difficulty`` drawn with ``rng`` (the only source of randomness)."""
+    if difficulty not in _BUILDERS:
+        raise ValueError(f"difficulty must be one of {DIFFICULTIES}, got {difficulty!r}")
+    return _BUILDERS[difficulty](rng, _pools(ref))
+
+
+def generate_episode(seed: int, ref: Any) -> dict[str, Any]:
+    """Three cases (easy, medium, hard) in a seeded random order, byte-identical in any process."""
+    rng = rng_for(TASK, seed)
+    order = list(DIFFICULTIES)
+    rng.shuffle(order)
+    return {"seed": seed, "order": order, "cases": [generate_case(rng, ref, d) for d in order]}

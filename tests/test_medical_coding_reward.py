@@ -1,0 +1,192 @@
+"""The medical-coding reward: each rule of the module docstring, and perfect = 1.0 everywhere."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from clarus_env import open_reference
+from clarus_env.splits import SPLITS
+from clarus_env.tasks.medical_coding.notes import generate_episode
+from clarus_env.tasks.medical_coding.reward import (
+    cpt_similarity,
+    feedback_text,
+    icd_similarity,
+    normalize_cpt,
+    normalize_icd,
+    score_submission,
+)
+
+STREP = {"primary_icd10": "J02.0", "secondary_icd10s": [], "cpt_codes": ["99213"]}
+CKD = {"primary_icd10": "E11.22", "secondary_icd10s": ["I12.9", "N18.31"], "cpt_codes": ["99214"]}
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return open_reference()
+
+
+def sub(
+    primary: str = "", secondary: list[str] | None = None, cpt: list[str] | None = None
+) -> dict:
+    return {"primary_icd10": primary, "secondary_icd10s": secondary or [], "cpt_codes": cpt or []}
+
+
+def score(ref, expected, submitted) -> float:
+    return score_submission(expected, submitted, ref)[0]
+
+
+def test_exact_is_one_with_and_without_secondaries(ref) -> None:
+    assert score(ref, STREP, sub("J02.0", [], ["99213"])) == 1.0
+    assert score(ref, CKD, sub("E11.22", ["N18.31", "I12.9"], ["99214"])) == 1.0
+
+
+def test_docstring_worked_examples(ref) -> None:
+    assert score(ref, STREP, sub("J02.9", [], ["99213"])) == 0.6
+    assert score(ref, STREP, sub("J02.0", ["R07.0"], ["99213"])) == 0.75
+    assert score(ref, STREP, sub("J02.0", [], ["99214"])) == 0.833333
+    assert score(ref, STREP, sub()) == 0.0
+    assert score(ref, CKD, sub("E11.22", ["N18.30", "I10", "I10", "E11"], ["99214"])) == 0.81
+
+
+def test_partial_credit_scale(ref) -> None:
+    assert icd_similarity("E11.22", "E11.21", ref) == (0.5, "subcategory")
+    assert icd_similarity("E11.22", "E11.9", ref) == (0.4, "category")
+    assert icd_similarity("S93.401A", "S93.401D", ref)[0] == pytest.approx(0.7)
+    assert icd_similarity("S93.401A", "S93.402A", ref)[0] == pytest.approx(0.6)
+    assert icd_similarity("I10", "I12.9", ref) == (0.1, "block")
+    assert icd_similarity("I10", "J02.0", ref) == (0.0, "none")
+    # deeper common ancestor never earns less
+    assert (
+        icd_similarity("S93.401A", "S93.401D", ref)[0]
+        > icd_similarity("S93.401A", "S93.402A", ref)[0]
+    )
+
+
+def test_cpt_partial_credit() -> None:
+    assert cpt_similarity("99213", "99213") == 1.0
+    assert cpt_similarity("99213", "99214") == 0.5
+    assert cpt_similarity("99213", "99215") == 0.25
+    assert cpt_similarity("99203", "99213") == 0.25
+    assert cpt_similarity("99396", "99386") == 0.25
+    assert cpt_similarity("12001", "12002") == 0.25
+    assert cpt_similarity("20610-RT", "20610-LT") == 0.5
+    assert cpt_similarity("99213-25", "99213") == 0.5
+    assert cpt_similarity("99213", "20610") == 0.0
+    assert cpt_similarity("99213", "99396") == 0.0
+
+
+def test_invalid_and_non_billable_codes_count_as_wrong(ref) -> None:
+    r, b = score_submission(STREP, sub("J02", [], ["99213"]), ref)  # J02 is a category
+    assert b["primary"]["status"] == "invalid" and r == pytest.approx(0.25 / 0.75)
+    r, b = score_submission(STREP, sub("ZZZ.99", [], ["99213"]), ref)
+    assert b["primary"]["status"] == "invalid"
+    r, b = score_submission(
+        STREP, sub("J02.0", ["E11", "Q99.99"], ["99213", "00000", "99213-ZZ"]), ref
+    )
+    assert b["secondary"]["invalid"] == ["E11", "Q99.99"]
+    assert set(b["cpt"]["invalid"]) == {"00000", "99213-ZZ"}
+    assert b["secondary"]["score"] == 0.0
+    assert b["cpt"]["score"] == pytest.approx(2 / 4)
+    text = feedback_text(b)
+    assert "E11" in text and "00000" in text
+
+
+def test_extra_codes_cost(ref) -> None:
+    base = score(ref, CKD, sub("E11.22", ["N18.31", "I12.9"], ["99214"]))
+    extra = score(ref, CKD, sub("E11.22", ["N18.31", "I12.9", "E78.5"], ["99214"]))
+    extra_cpt = score(ref, CKD, sub("E11.22", ["N18.31", "I12.9"], ["99214", "93000"]))
+    assert base == 1.0 and extra < base and extra_cpt < base
+
+
+def test_empty_secondaries_component(ref) -> None:
+    _, b = score_submission(STREP, sub("J02.0", [], ["99213"]), ref)
+    assert b["secondary"]["active"] is False
+    r = score(ref, CKD, sub("E11.22", [], ["99214"]))
+    assert r == pytest.approx(0.75)
+
+
+def test_duplicates_and_normalization(ref) -> None:
+    assert (
+        score(ref, CKD, sub("e1122", ["n18.31", "N1831", "i12.9", " I12.9 "], ["99214", "99214"]))
+        == 1.0
+    )
+    _, b = score_submission(CKD, sub("E11.22", ["N18.31", "N18.31", "I12.9"], ["99214"]), ref)
+    assert b["secondary"]["duplicates"] == 1
+    assert normalize_icd(" s93.401a ") == "S93.401A"
+    assert (
+        normalize_cpt("99213 25")
+        == normalize_cpt("9921325")
+        == normalize_cpt("99213-25")
+        == "99213-25"
+    )
+    assert normalize_cpt("20610-lt") == "20610-LT"
+    assert (
+        score(
+            ref,
+            {**STREP, "cpt_codes": ["20610-RT", "99213-25"]},
+            sub("J02.0", [], ["99213 25", "20610rt"]),
+        )
+        == 1.0
+    )
+
+
+def test_order_independent(ref) -> None:
+    a = score(ref, CKD, sub("E11.22", ["I12.9", "N18.31"], ["99214"]))
+    b = score(ref, CKD, sub("E11.22", ["N18.31", "I12.9"], ["99214"]))
+    assert a == b == 1.0
+
+
+def test_sequencing_matters(ref) -> None:
+    swapped = score(ref, CKD, sub("I12.9", ["E11.22", "N18.31"], ["99214"]))
+    assert swapped < 0.6
+
+
+def test_garbage_input_does_not_crash(ref) -> None:
+    r, b = score_submission(
+        STREP, {"primary_icd10": None, "secondary_icd10s": "J02.0", "cpt_codes": [3]}, ref
+    )
+    assert r == 0.0
+    assert isinstance(feedback_text(b), str)
+
+
+def test_perfect_answers_score_one_and_feedback_hides_answer(ref) -> None:
+    for seed in list(SPLITS["dev"]) + list(range(1000, 1150)):
+        for case in generate_episode(seed, ref)["cases"]:
+            exp = case["expected"]
+            r, b = score_submission(exp, dict(exp), ref)
+            assert r == 1.0, (seed, exp)
+            text = feedback_text(b)
+            wrong = score_submission(exp, sub("R69"), ref)[1]
+            wtext = feedback_text(wrong)
+            for code in [exp["primary_icd10"], *exp["secondary_icd10s"], *exp["cpt_codes"]]:
+                assert code not in wtext, (code, wtext)
+            assert "exact match" in text
+
+
+def test_random_garbage_scores_near_zero(ref) -> None:
+    rng = random.Random(5)
+    icd = (
+        ref.table("icd10cm")
+        .filter(ref.table("icd10cm").column("billable"))
+        .column("code")
+        .to_pylist()
+    )
+    cpts = [r for r in ref.table("hcpcs_rvu").column("hcpcs").to_pylist() if r[0].isdigit()]
+    total, n = 0.0, 0
+    for seed in range(1000, 1100):
+        for case in generate_episode(seed, ref)["cases"]:
+            guess = sub(
+                rng.choice(icd),
+                rng.sample(icd, rng.randint(0, 3)),
+                rng.sample(cpts, rng.randint(1, 2)),
+            )
+            total += score(ref, case["expected"], guess)
+            n += 1
+    assert total / n < 0.05
+
+
+def test_deterministic(ref) -> None:
+    s = sub("E11.21", ["N18.30", "I10"], ["99213"])
+    assert score_submission(CKD, s, ref) == score_submission(CKD, s, ref)
