@@ -31,7 +31,10 @@ def pass_hat_k(c: int, n: int, k: int) -> float:
 def run_episode(env: ClarusEnv, agent_name: str, seed: int, trial: int) -> dict[str, Any]:
     obs = env.reset(seed=seed)
     agent = make_agent(agent_name, env.task_name, seed=trial * 1_000_003 + seed)
-    agent.reset(obs, seed=seed, scenario=env.scenario)
+    if getattr(agent, "privileged", False):  # only the oracle may see the scenario
+        agent.reset(obs, seed=seed, scenario=env.scenario)
+    else:
+        agent.reset(obs)
     actions: list[Any] = []
     rewards: list[float] = []
     agent_error = None
