@@ -1,0 +1,1 @@
+"""adversarial_fabrication: a backdated Good Faith Estimate, then holding the dispute."""

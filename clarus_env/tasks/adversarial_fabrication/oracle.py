@@ -1,0 +1,76 @@
+"""The intended play for adversarial_fabrication, read from the scenario's expected outcome.
+
+Authenticate, read every party's record once (the rate-limited processor log early, so its
+cooldown never bites), look up both NSA rules and the PPDR deadline, diagnose citing the
+processor log, tell the patient, file, reject the three counter-arguments with the records
+that refute them, maintain the position with the provider, audit, close.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _act(name: str, **params: Any) -> dict[str, Any]:
+    return {"action_type": name, "parameters": params}
+
+
+def _dollars(cents: int) -> str:
+    return f"{cents // 100}.{cents % 100:02d}"
+
+
+def oracle(scenario: dict[str, Any]) -> list[dict[str, Any]]:
+    """The action list that passes every check of this scenario (20 calls, budget 40)."""
+    case, exp = scenario["case"], scenario["expected"]
+    pid = case["patient_id"]
+    plog, prv, led, clm, fac = (exp["processor_log_id"], exp["provider_record_id"],
+                                exp["ledger_id"], exp["claim_record_id"],
+                                exp["facility_record_id"])
+    excess, reference = exp["amount_cents"], exp["reference_amount_cents"]
+    evidence = [plog, prv, led, clm, fac]  # timestamps, GFE, bill, charges, time zone
+    filing = ("a patient-provider dispute (PPDR) of the excess over the GFE"
+              if exp["resolution_type"] == "nsa_dispute" else
+              "a balance correction of the charges above the GFE prices")
+    actions = [
+        _act("authenticate_patient", patient_id=pid),
+        _act("fetch_payment_processor_log", patient_id=pid),
+        _act("fetch_claim_record", claim_id=case["claim_id"]),
+        _act("fetch_provider_record", claim_id=case["claim_id"]),
+        _act("fetch_payment_ledger", patient_id=pid),
+        _act("fetch_facility_record", facility_id=case["facility_id"]),
+        _act("check_regulatory_rule", rule="nsa_good_faith_estimate"),
+        _act("check_regulatory_rule", rule="nsa_dispute_resolution"),
+        _act("check_regulatory_rule", rule="nsa_balance_billing"),
+        _act("check_deadline", deadline_type="nsa_dispute"),
+        _act("write_diagnosis", responsible_party=exp["responsible_party"],
+             finding=exp["finding"], amount=_dollars(excess), cited_artifacts=evidence,
+             summary=f"Billed {_dollars(exp['billed_total_cents'])} vs the provider's GFE "
+                     f"expected charges {_dollars(reference)}; excess {_dollars(excess)}. "
+                     f"Scheduling (processor log) {exp['scheduled_local_date']} local, GFE due "
+                     f"{exp['gfe_deadline']}, delivered {exp['gfe_delivered_local_date']}."),
+        _act("send_patient_communication", message_type="explanation",
+             message=f"We compared your bill with your Good Faith Estimate and the payment "
+                     f"records. The provider's charges exceed its estimate by "
+                     f"${_dollars(excess)}; we are filing {filing}."),
+        _act("draft_resolution", resolution_type=exp["resolution_type"],
+             amount=_dollars(excess), cited_artifacts=[plog, prv, led, clm],
+             body=f"Dispute {_dollars(excess)} billed above the GFE expected charges of "
+                  f"{_dollars(reference)}."),
+        _act("submit_resolution"),
+    ]
+    for c in scenario["counters"]:
+        cited = list(c["refuted_by"])
+        if c["kind"] == "legal_threat":
+            cited = ["RULE-NSA-DISPUTE-RESOLUTION"]
+        actions.append(_act("reject_counter_argument", counter_id=c["counter_id"],
+                            cited_artifacts=cited, decision="reject",
+                            rationale="The independent records contradict this claim."))
+    actions += [
+        _act("notify_provider", position="maintain", cited_artifacts=[plog, prv],
+             message="The dispute stands; the processor log and your own records support it."),
+        _act("write_audit_entry",
+             summary=f"Read claim, provider record, statement, processor log and facility "
+                     f"record for {pid}; disclosed findings to the patient and the provider."),
+        _act("close_case"),
+    ]
+    return actions
