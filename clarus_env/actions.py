@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-RESPONSIBLE_PARTIES = ("insurer", "provider", "payment_processor", "patient", "none")
+RESPONSIBLE_PARTIES = ("insurer", "provider", "payment_processor", "patient", "none",
+                       "facility")
 RESOLUTION_TYPES = (
     "refund_request", "balance_correction", "claim_reprocessing", "appeal",
     "corrected_claim_request", "no_action", "nsa_dispute", "withdraw_dispute",
@@ -37,6 +38,7 @@ class Param:
     description: str = ""
     enum: tuple[str, ...] | None = None
     max_length: int = 4000
+    allow_empty: bool = False  # "" is a legal value (e.g. "no primary code")
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,22 @@ ACTIONS: dict[str, ActionSpec] = {a.name: a for a in [
     ActionSpec("close_case", "Close the case; the episode is graded.", ()),
 ]}
 
+CODING_ACTIONS: dict[str, ActionSpec] = {a.name: a for a in [
+    ActionSpec("submit_codes", "Code the current case (the only graded action).",
+               (Param("primary_icd10", "string", allow_empty=True, max_length=20,
+                      description="First-listed ICD-10-CM code (e.g. J02.0)."),
+                Param("secondary_icd10s", "string_list",
+                      description="Other ICD-10-CM codes; order does not matter."),
+                Param("cpt_codes", "string_list",
+                      description="CPT/HCPCS codes, modifiers as 99213-25 or 20610-RT."))),
+    ActionSpec("search_icd10", "Ranked description search over the ICD-10-CM code set.",
+               (Param("query", "string", max_length=200),)),
+    ActionSpec("search_cpt", "Ranked description search over CPT/HCPCS (PPRRVU) codes.",
+               (Param("query", "string", max_length=200),)),
+    ActionSpec("get_icd10", "ICD-10-CM node: title, billable flag, parent, includes/excludes.",
+               (Param("code", "string", max_length=20),)),
+]}
+
 PHI_ACTIONS = frozenset({
     "fetch_claim_record", "fetch_eob", "fetch_provider_record", "fetch_payment_ledger",
     "fetch_plan_document", "fetch_payment_processor_log", "send_patient_communication",
@@ -166,7 +184,7 @@ def validate(action: Any, specs: dict[str, ActionSpec] = ACTIONS) -> tuple[str, 
             continue
         v = params[p.name]
         if p.type == "string":
-            if not isinstance(v, str) or not v.strip():
+            if not isinstance(v, str) or (not v.strip() and not p.allow_empty):
                 raise ActionError(f"{where} must be a non-empty string")
             if len(v) > p.max_length:
                 raise ActionError(f"{where} is longer than {p.max_length} characters")
@@ -178,6 +196,8 @@ def validate(action: Any, specs: dict[str, ActionSpec] = ACTIONS) -> tuple[str, 
                 raise ActionError(f"{where} must be a list of strings")
             if len(v) > 50:
                 raise ActionError(f"{where} has more than 50 items")
+            if any(len(x) > 200 for x in v):
+                raise ActionError(f"{where} has an item longer than 200 characters")
             out[p.name] = [x.strip() for x in v]
         elif p.type == "money":
             out[p.name] = parse_money(v, where)
@@ -188,12 +208,13 @@ def validate(action: Any, specs: dict[str, ActionSpec] = ACTIONS) -> tuple[str, 
 
 def param_schema(p: Param) -> dict[str, Any]:
     if p.type == "string":
-        s: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": p.max_length,
-                             "pattern": r"\S"}
+        s: dict[str, Any] = {"type": "string", "maxLength": p.max_length}
+        if not p.allow_empty:
+            s.update({"minLength": 1, "pattern": r"\S"})
         if p.enum:
             s["enum"] = list(p.enum)
     elif p.type == "string_list":
-        s = {"type": "array", "items": {"type": "string"}, "maxItems": 50}
+        s = {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 50}
     else:  # money
         s = {"oneOf": [{"type": "number", "exclusiveMinimum": -1e9, "exclusiveMaximum": 1e9},
                        {"type": "string", "pattern": r"^\$?-?[0-9,]*(\.[0-9]{1,2})?$"}]}

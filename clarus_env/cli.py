@@ -103,13 +103,13 @@ def _regrade(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from .agents import AGENTS
-    from .tasks import BILLING_TASKS
+    from .tasks import TASKS
 
     parser = argparse.ArgumentParser(prog="clarus", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     ev = sub.add_parser("eval", help="run an agent over a frozen split and report scores")
     ev.add_argument("--agent", required=True, choices=AGENTS)
-    ev.add_argument("--task", default="all", choices=("all", *BILLING_TASKS))
+    ev.add_argument("--task", default="all", choices=("all", *TASKS))
     ev.add_argument("--split", default="dev", choices=("train", "dev", "test"))
     ev.add_argument("--trials", type=int, default=1, help="trials per scenario (pass^k up to k)")
     ev.add_argument("--limit", type=int, default=None, help="only the first N seeds of the split")

@@ -102,7 +102,7 @@ class ClarusEnv:
         """Start an episode for ``seed`` (None: a random seed of the env's split)."""
         if scenario is None:
             if seed is None:
-                seed = self._draw.choice(seeds(self.split))
+                seed = self._draw.choice(seeds(self.split, self.task_name))
             from .scenario_store import load_scenario
 
             scenario = load_scenario(self.task_name, seed, reference=self.reference,
@@ -470,4 +470,8 @@ def _action_name(action: Any) -> str | None:
 
 def make(task: str, **kwargs: Any) -> Any:
     """``clarus_env.make(task)``: the environment for any of the four tasks."""
+    if task == "medical_coding":
+        from .coding_env import CodingEnv
+
+        return CodingEnv(task, **kwargs)
     return ClarusEnv(task, **kwargs)

@@ -14,9 +14,9 @@ from typing import Any
 
 from . import __version__
 from .agents import make_agent
-from .env import ClarusEnv
+from .env import ClarusEnv, make
 from .splits import seeds
-from .tasks import BILLING_TASKS
+from .tasks import TASKS
 
 RESULTS_FORMAT = "clarus-eval-results"
 
@@ -52,16 +52,73 @@ def run_episode(env: ClarusEnv, agent_name: str, seed: int, trial: int) -> dict[
         if result.done:
             break
     grade = result.info.get("grade") if result else None
-    return {"task": env.task_name, "seed": seed, "trial": trial, "agent": agent_name,
-            "actions": actions, "rewards": rewards, "return": round(sum(rewards), 6),
-            "grade": grade, "agent_error": agent_error}
+    episode = {"task": env.task_name, "seed": seed, "trial": trial, "agent": agent_name,
+               "actions": actions, "rewards": rewards, "return": round(sum(rewards), 6),
+               "grade": grade, "agent_error": agent_error}
+    if env.task_name == "medical_coding":
+        episode["cases"] = _coding_cases(env.scenario, actions, grade)
+    return episode
+
+
+def _coding_cases(scenario: Any, actions: list[Any], grade: dict[str, Any] | None
+                  ) -> list[dict[str, Any]]:
+    """Per case: difficulty, expected and submitted codes, reward (the harness may read the
+    scenario; the agent never does)."""
+    subs = [a.get("parameters", {}) for a in actions if isinstance(a, dict)
+            and a.get("action_type") == "submit_codes"]
+    out = []
+    for i, case in enumerate(scenario["cases"]):
+        got = subs[i] if i < len(subs) else {}
+        reward = grade["cases"][i]["reward"] if grade else 0.0
+        out.append({"difficulty": case["difficulty"], "expected": case["expected"],
+                    "submitted": got, "reward": reward})
+    return out
+
+
+def coding_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Exact-match rate, micro-F1 for ICD-10-CM and CPT separately, and per-difficulty means."""
+    from .tasks.medical_coding.reward import normalize_cpt, normalize_icd
+
+    tp = {"icd": 0, "cpt": 0}
+    n_exp = {"icd": 0, "cpt": 0}
+    n_sub = {"icd": 0, "cpt": 0}
+    by_diff: dict[str, list[float]] = defaultdict(list)
+    exact = total = 0
+    for e in episodes:
+        for c in e.get("cases", []):
+            total += 1
+            exact += c["reward"] == 1.0
+            by_diff[c["difficulty"]].append(c["reward"])
+            exp, sub = c["expected"], c["submitted"] or {}
+            pairs = {
+                "icd": ({normalize_icd(x) for x in [exp["primary_icd10"],
+                                                    *exp["secondary_icd10s"]]},
+                        {normalize_icd(x) for x in [sub.get("primary_icd10", ""),
+                                                    *sub.get("secondary_icd10s", [])]
+                         if isinstance(x, str) and normalize_icd(x)}),
+                "cpt": ({normalize_cpt(x) for x in exp["cpt_codes"]},
+                        {normalize_cpt(x) for x in sub.get("cpt_codes", [])
+                         if isinstance(x, str) and normalize_cpt(x)}),
+            }
+            for k, (want, got) in pairs.items():
+                tp[k] += len(want & got)
+                n_exp[k] += len(want)
+                n_sub[k] += len(got)
+
+    def f1(k: str) -> float:
+        return round(2 * tp[k] / (n_exp[k] + n_sub[k]), 4) if n_exp[k] + n_sub[k] else 0.0
+
+    return {"cases": total, "exact_match_rate": round(exact / total, 4) if total else 0.0,
+            "icd10cm_micro_f1": f1("icd"), "cpt_micro_f1": f1("cpt"),
+            "mean_reward_by_difficulty": {d: round(sum(v) / len(v), 4)
+                                          for d, v in sorted(by_diff.items())}}
 
 
 def evaluate(agent: str, tasks: Iterable[str], split: str, *, trials: int = 1,
              limit: int | None = None, progress: bool = True) -> dict[str, Any]:
     tasks = list(tasks)
-    plan = [(t, s, k) for t in tasks for s in list(seeds(split))[:limit] for k in range(trials)]
-    envs = {t: ClarusEnv(t, split=split) for t in tasks}
+    plan = [(t, s, k) for t in tasks for s in list(seeds(split, t))[:limit] for k in range(trials)]
+    envs = {t: make(t, split=split) for t in tasks}
     bar = None
     if progress:
         from tqdm import tqdm
@@ -104,6 +161,8 @@ def summarize(episodes: list[dict[str, Any]], trials: int) -> dict[str, Any]:
                             for c, n in fails.most_common(3)],
             "agent_errors": sum(e["agent_error"] is not None for e in eps),
         }
+        if task == "medical_coding":
+            out[task]["coding"] = coding_metrics(eps)
     return out
 
 
@@ -118,6 +177,12 @@ def format_table(results: dict[str, Any]) -> str:
         lines.append(f"{task:<26}{s['scenarios']:>6}{s['mean_score']:>12.3f}" +
                      "".join(f"{s['pass_hat_k'][str(k)]:>9.3f}" for k in range(1, trials + 1)) +
                      f"  {failed or '-'}")
+    coding = results["summary"].get("medical_coding", {}).get("coding")
+    if coding:
+        by = ", ".join(f"{d} {v:.3f}" for d, v in coding["mean_reward_by_difficulty"].items())
+        lines.append(f"medical_coding: exact-match {coding['exact_match_rate']:.3f}, "
+                     f"ICD-10-CM micro-F1 {coding['icd10cm_micro_f1']:.3f}, CPT micro-F1 "
+                     f"{coding['cpt_micro_f1']:.3f}; mean reward by difficulty: {by}")
     return "\n".join(lines)
 
 
@@ -128,7 +193,7 @@ def regrade(results: dict[str, Any]) -> list[str]:
     envs: dict[str, ClarusEnv] = {}
     diffs = []
     for e in results["episodes"]:
-        env = envs.setdefault(e["task"], ClarusEnv(e["task"]))
+        env = envs.setdefault(e["task"], make(e["task"]))
         env.reset(seed=e["seed"])
         res = None
         for action in e["actions"]:
@@ -161,4 +226,4 @@ def dump(results: dict[str, Any], path: str) -> None:
     os.replace(tmp, path)
 
 
-ALL_TASKS = BILLING_TASKS
+ALL_TASKS = TASKS

@@ -44,5 +44,5 @@ def compile_scenario(task: str, seed: int, reference: Any = None, *,
     if validate:
         from .schemas import validate_scenario
 
-        validate_scenario(scenario)
+        validate_scenario(scenario, getattr(t, "schema", "scenario.schema.json"))
     return scenario

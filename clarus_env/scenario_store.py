@@ -30,7 +30,7 @@ def bundled_path(task: str, split: str, root: Path = SCENARIO_BUNDLES) -> Path:
 
 def load_scenario(task: str, seed: int, *, reference: Any = None,
                   bundle_dir: str | None = None, root: Path = SCENARIO_BUNDLES) -> dict[str, Any]:
-    split = split_of(seed)
+    split = split_of(seed, task)
     if split is not None and bundle_dir is None:
         path = bundled_path(task, split, root)
         if path.is_file():

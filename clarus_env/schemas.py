@@ -69,13 +69,13 @@ def fast_validator(name: str) -> Any:
     return fastjsonschema.compile(load(name), handlers={"https": _resolve})
 
 
-def validate_scenario(scenario: dict[str, Any]) -> None:
+def validate_scenario(scenario: dict[str, Any], name: str = "scenario.schema.json") -> None:
     import fastjsonschema
 
     try:
-        fast_validator("scenario.schema.json")(scenario)
+        fast_validator(name)(scenario)
     except fastjsonschema.JsonSchemaException:
-        problems = errors("scenario.schema.json", scenario) or ["(fastjsonschema rejected it)"]
+        problems = errors(name, scenario) or ["(fastjsonschema rejected it)"]
         raise ScenarioSchemaError(
-            f"scenario {scenario.get('scenario_id')} does not match scenario.schema.json: "
+            f"scenario {scenario.get('scenario_id')} does not match {name}: "
             + "; ".join(problems[:5])) from None

@@ -10,28 +10,57 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .actions import ACTIONS, action_schema
+from .actions import ACTIONS, CODING_ACTIONS, ActionSpec, action_schema
 from .schemas import SCHEMA_DIR
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE = "https://clarus.dev/schemas/"
 
 
-def action_envelope() -> dict[str, Any]:
+def action_envelope(specs: dict[str, ActionSpec] = ACTIONS, file: str = "action.schema.json",
+                    title: str = "Billing-arena action") -> dict[str, Any]:
     return {
-        "$schema": DRAFT, "$id": BASE + "action.schema.json",
-        "title": "Billing-arena action",
+        "$schema": DRAFT, "$id": BASE + file,
+        "title": title,
         "description": "Every action is {action_type, parameters}; parameters follow "
                        "actions/<action_type>.schema.json.",
         "type": "object", "required": ["action_type"], "additionalProperties": False,
-        "properties": {"action_type": {"enum": sorted(ACTIONS)},
+        "properties": {"action_type": {"enum": sorted(specs)},
                        "parameters": {"type": "object"}},
         "allOf": [{"if": {"properties": {"action_type": {"const": name}}},
                    "then": {"properties": {"parameters": {
                        "$ref": f"actions/{name}.schema.json"}},
                        **({"required": ["parameters"]}
-                          if any(p.required for p in ACTIONS[name].params) else {})}}
-                  for name in sorted(ACTIONS)],
+                          if any(p.required for p in specs[name].params) else {})}}
+                  for name in sorted(specs)],
+    }
+
+
+def coding_observation_schema() -> dict[str, Any]:
+    return {
+        "$schema": DRAFT, "$id": BASE + "coding_observation.schema.json",
+        "title": "Medical-coding observation",
+        "type": "object", "additionalProperties": False,
+        "required": ["task_name", "step_number", "api_calls_used", "api_call_budget",
+                     "patient_age", "patient_sex", "clinical_note", "feedback",
+                     "remaining_tasks", "last_action_type", "last_action_result",
+                     "last_action_error", "step_reward", "done"],
+        "properties": {
+            "task_name": {"const": "medical_coding"},
+            "step_number": {"type": "integer", "minimum": 0},
+            "api_calls_used": {"type": "integer", "minimum": 0},
+            "api_call_budget": {"type": "integer", "minimum": 1},
+            "patient_age": {"type": ["integer", "null"], "minimum": 0},
+            "patient_sex": {"enum": ["female", "male", None]},
+            "clinical_note": {"type": "string"},
+            "feedback": {"type": "string"},
+            "remaining_tasks": {"type": "integer", "minimum": 0, "maximum": 3},
+            "last_action_type": {"type": ["string", "null"]},
+            "last_action_result": {"type": ["object", "null"]},
+            "last_action_error": {"type": ["string", "null"]},
+            "step_reward": {"type": "number", "minimum": 0, "maximum": 1},
+            "done": {"type": "boolean"},
+        },
     }
 
 
@@ -70,9 +99,12 @@ def observation_schema() -> dict[str, Any]:
 
 def generated() -> dict[str, dict[str, Any]]:
     files = {f"actions/{name}.schema.json": action_schema(spec)
-             for name, spec in sorted(ACTIONS.items())}
+             for name, spec in sorted({**ACTIONS, **CODING_ACTIONS}.items())}
     files["action.schema.json"] = action_envelope()
+    files["coding_action.schema.json"] = action_envelope(
+        CODING_ACTIONS, "coding_action.schema.json", "Medical-coding action")
     files["observation.schema.json"] = observation_schema()
+    files["coding_observation.schema.json"] = coding_observation_schema()
     return files
 
 

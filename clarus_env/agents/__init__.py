@@ -19,7 +19,9 @@ def make_agent(name: str, task: str, *, seed: int = 0) -> Any:
         module = importlib.import_module(f"clarus_env.tasks.{task}.heuristic")
         return module.HeuristicAgent()
     if name == "random":
-        from .random_agent import RandomAgent
+        from .random_agent import RandomAgent, RandomCodingAgent
 
+        if task == "medical_coding":
+            return RandomCodingAgent(task, seed=seed)
         return RandomAgent(task, seed=seed)
     raise KeyError(f"unknown agent {name!r}; agents: {', '.join(AGENTS)}")

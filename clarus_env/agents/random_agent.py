@@ -64,3 +64,41 @@ class RandomAgent:
         params = {p.name: self._value(p) for p in spec.params
                   if p.required or self.rng.random() < 0.5}
         return {"action_type": spec.name, "parameters": params}
+
+
+class RandomCodingAgent:
+    """Random but well-formed medical coding: valid-looking codes drawn from the real code
+    sets (billable ICD-10-CM, priced CPT), with an occasional random lookup."""
+
+    privileged = False
+
+    def __init__(self, task: str = "medical_coding", *, seed: int = 0) -> None:
+        self.rng = random.Random(f"random-agent:{task}:{seed}")
+        self._icd: list[str] | None = None
+        self._cpt: list[str] | None = None
+
+    def reset(self, observation: Any, **_: Any) -> None:
+        if self._icd is None:
+            from ..reference import open_reference
+
+            ref = open_reference()
+            t = ref.table("icd10cm")
+            self._icd = [c for c, b in zip(t.column("code").to_pylist(),
+                                           t.column("billable").to_pylist(), strict=True) if b]
+            r = ref.table("hcpcs_rvu")
+            self._cpt = sorted({c for c, s in zip(r.column("hcpcs").to_pylist(),
+                                                  r.column("status").to_pylist(), strict=True)
+                                if s == "A"})
+
+    def act(self, observation: Any) -> dict[str, Any]:
+        assert self._icd is not None and self._cpt is not None
+        rng = self.rng
+        if rng.random() < 0.2:
+            kind = rng.choice(("search_icd10", "search_cpt", "get_icd10"))
+            params = {"code": rng.choice(self._icd)} if kind == "get_icd10" else \
+                {"query": rng.choice(("pain", "infection", "visit", "injury", "diabetes"))}
+            return {"action_type": kind, "parameters": params}
+        return {"action_type": "submit_codes", "parameters": {
+            "primary_icd10": rng.choice(self._icd),
+            "secondary_icd10s": rng.sample(self._icd, k=rng.randint(0, 3)),
+            "cpt_codes": rng.sample(self._cpt, k=rng.randint(1, 2))}}

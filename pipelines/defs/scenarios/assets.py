@@ -35,12 +35,12 @@ class ScenarioStore(ConfigurableResource):
 )
 def scenario_splits(context: AssetExecutionContext, scenarios: ScenarioStore) -> dict:
     from clarus_env.reference import ReferenceBundle
-    from clarus_env.splits import SPLITS
+    from clarus_env.splits import splits_for
 
     task = context.partition_key
     ref = ReferenceBundle(Path(scenarios.reference_dir))
     written = {}
-    for split, seeds in SPLITS.items():
+    for split, seeds in splits_for(task).items():
         table = compile_split(task, split, seeds, ref)
         path = Path(scenarios.root) / task / f"{split}.arrow"
         size = write_split(path, table)
