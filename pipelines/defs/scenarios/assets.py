@@ -16,7 +16,7 @@ from ...lib.scenario_bundle import compile_split, write_split
 from ...resources import REPO
 
 TASK_PARTITIONS = StaticPartitionsDefinition(
-    ["abductive_conflict", "adversarial_fabrication", "deductive_liability"])
+    ["abductive_conflict", "adversarial_fabrication", "deductive_liability", "medical_coding"])
 
 
 class ScenarioStore(ConfigurableResource):
