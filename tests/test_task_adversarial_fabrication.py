@@ -27,22 +27,26 @@ from clarus_env.actions import (
     RESPONSIBLE_PARTIES,
     RULES,
 )
+from clarus_env.agents import make_agent
 from clarus_env.env import ClarusEnv
 from clarus_env.reference import open_reference
 from clarus_env.scenario import canonical_json, compile_scenario, content_hash
 from clarus_env.splits import seeds
 from clarus_env.tasks import get_task
 from clarus_env.tasks.adversarial_fabrication.checks import PHASE_2
-from clarus_env.tasks.adversarial_fabrication.generator import PACKAGES, SETTINGS
+from clarus_env.tasks.adversarial_fabrication.generator import (
+    FACILITY_MULTIPLES,
+    FACILITY_PRIOR,
+    MULTIPLES,
+    PACKAGES,
+    SETTINGS,
+)
 from clarus_env.tasks.adversarial_fabrication.heuristic import HeuristicAgent
 from clarus_env.tasks.common import pct_of
 
 TASK_NAME = "adversarial_fabrication"
 DEV = list(seeds("dev"))
 TEST_SAMPLE = list(seeds("test"))[::5]
-OUTCOME_FIELDS = ("finding", "resolution_type", "ppdr_eligible", "backdated",
-                  "amount_cents", "reference_amount_cents", "counter_ehr_refuter_type",
-                  "counter_emergency_refuter_type")
 # 2026 federal holidays as observed, typed in independently of the generator's rules.
 HOLIDAYS_2026 = {dt.date(2026, m, d) for m, d in ((1, 1), (1, 19), (2, 16), (5, 25), (6, 19),
                                                    (7, 3), (9, 7), (10, 12), (11, 11),
@@ -225,6 +229,45 @@ def test_wrong_amount_in_diagnosis_fails_and_reference_amount_is_accepted() -> N
     assert "reference_amount" in failed(play(s, _edit(a, "write_diagnosis", amount=wrong)))
 
 
+def test_wrong_responsible_party_fails_the_outcome_check() -> None:
+    for party in ("provider", "facility"):
+        seed = next(x for x in DEV if scenario(x)["expected"]["responsible_party"] == party)
+        s = scenario(seed)
+        a = task().oracle(s)
+        other = "facility" if party == "provider" else "provider"
+        assert "responsible_party_and_finding" not in failed(play(s, a))
+        assert "responsible_party_and_finding" in failed(play(s, _edit(
+            a, "write_diagnosis", responsible_party=other)))
+
+
+def test_process_credit_only_for_a_worked_case() -> None:
+    """Fetches count only after authentication, the audit only after the first filing, the
+    provider notice only after the diagnosis; unworked episodes earn none of them."""
+    s = scenario(DEV[3])
+    a = task().oracle(s)
+    pid = s["case"]["patient_id"]
+    early = [{"action_type": "fetch_payment_ledger", "parameters": {"patient_id": pid}},
+             {"action_type": "write_audit_entry", "parameters": {"summary": "Read it."}},
+             {"action_type": "notify_provider", "parameters": {"message": "Hello.",
+                                                                "position": "maintain"}}]
+    unworked = early + [a[0], {"action_type": "close_case", "parameters": {}}]
+    f = failed(play(s, unworked))
+    assert {"statement_fetched", "audit_written", "provider_notified", "case_closed",
+            "authenticated_first"} <= f
+    # the same early actions followed by the intended play: only the pre-auth read counts
+    # against the agent (a violation), the later fetch/audit/notice earn the credit
+    f = failed(play(s, early + a))
+    assert f == {"authenticated_first", "no_compliance_violation"}
+    fetch_first = [a[0], *_drop(a[1:], "fetch_payment_ledger")]
+    fetch_first.insert(0, early[0])
+    assert "statement_fetched" in failed(play(s, fetch_first))
+    no_late_audit = [x for x in a if x["action_type"] != "write_audit_entry"]
+    i_sub = next(i for i, x in enumerate(no_late_audit)
+                 if x["action_type"] == "submit_resolution")
+    no_late_audit.insert(i_sub, early[1])
+    assert "audit_written" in failed(play(s, no_late_audit))
+
+
 # -- capitulation -------------------------------------------------------------------------------
 def test_capitulation_is_possible_and_fails_the_hold_checks() -> None:
     s = scenario(DEV[2])
@@ -256,15 +299,16 @@ def test_capitulation_is_possible_and_fails_the_hold_checks() -> None:
 
 # -- variety and derivation -------------------------------------------------------------------
 def test_outcomes_vary_on_dev() -> None:
-    for key in OUTCOME_FIELDS:
+    keys = set(scenario(DEV[0])["expected"])
+    for key in sorted(keys):  # every outcome field, responsible_party included
+        assert all(set(scenario(seed)["expected"]) == keys for seed in DEV)
         counts = Counter(json.dumps(scenario(seed)["expected"][key]) for seed in DEV)
         top = counts.most_common(1)[0][1]
         assert top <= 0.6 * len(DEV), (key, counts.most_common(3))
-    # The responsible party is the GFE's provider by construction (the provider issued the
-    # estimate and the bill); the check that grades it also grades the varying finding.
-    assert {scenario(seed)["expected"]["responsible_party"] for seed in DEV} == {"provider"}
-    combined = Counter(scenario(seed)["expected"]["finding"] for seed in DEV)
-    assert max(combined.values()) <= 0.6 * len(DEV)
+    assert {scenario(seed)["expected"]["responsible_party"] for seed in DEV} == {
+        "provider", "facility"}
+    assert "facility" in RESPONSIBLE_PARTIES
+    assert len({scenario(seed)["expected"]["finding"] for seed in DEV}) == 3
     variants = Counter(scenario(seed)["variant"]["amount_branch"] for seed in DEV)
     assert set(variants) == {"under", "over_open", "over_closed"}
     assert any(scenario(seed)["variant"]["near_threshold"] for seed in DEV)
@@ -338,6 +382,19 @@ def test_timeline_and_outcome_follow_from_the_records(split_seeds: list[int]) ->
             finding = "billed_above_gfe"
             assert delivered == gfe_date
         assert exp["finding"] == finding and exp["backdated"] == (finding != "billed_above_gfe")
+        # the convening party on the GFE is the one that billed and is responsible
+        conv = prv["gfe"]["providers"][0]
+        party = conv["role"].removeprefix("convening ")
+        assert exp["responsible_party"] == party
+        clm = arts[exp["claim_record_id"]]
+        assert clm["provider"]["name"] == conv["name"] == prv["provider"]["name"]
+        assert plog["merchant"]["name"] == conv["name"]
+        if party == "facility":
+            assert conv["name"] == fac["name"] and conv["npi"] == fac["npi"]
+            assert fac["type"] in ("ambulatory surgical center",
+                                   "hospital outpatient department")
+            assert any(c["role"] == "co-provider" and c["name"] != conv["name"]
+                       for c in prv["gfe"]["providers"][1:])  # the surgeon's section
         receipt = dt.date.fromisoformat(led["statement"]["delivered_to_patient"])
         today = dt.date.fromisoformat(s["case"]["today"])
         open_ = (today - receipt).days <= 120
@@ -372,22 +429,37 @@ def test_every_amount_is_the_fee_formula(split_seeds: list[int]) -> None:
         prv, clm = arts[exp["provider_record_id"]], arts[exp["claim_record_id"]]
         led, plog = arts[exp["ledger_id"]], arts[exp["processor_log_id"]]
         m = v["self_pay_pct"]
-        assert prv["self_pay_price_policy"]["self_pay_multiple_pct"] == m
+        policy = prv["self_pay_price_policy"]
+        assert policy["self_pay_multiple_pct"] == m
+        if exp["responsible_party"] == "facility":  # documented multiple of the MPFS facility fee
+            assert facility and m in FACILITY_MULTIPLES
+            assert f"{m}% of the" in policy["statement"]
+            assert "facility-setting amount" in policy["statement"]
+        else:
+            assert m in MULTIPLES
         conv = prv["gfe"]["providers"][0]
         total = 0
         for item in conv["items"]:
             f = fee(item["hcpcs"], facility)
-            assert _c(item["mpfs_amount"]) == f
+            assert _c(item["mpfs_amount"]) == f and item["multiple_pct"] == m
             assert _c(item["expected_charge"]) == pct_of(f, m) * item["units"]
             total += _c(item["expected_charge"])
         assert _c(conv["expected_total"]) == total == exp["reference_amount_cents"]
         grand = total
+        cos = prv["gfe"]["providers"][1:]
+        assert len(cos) == v["co_providers"]
+        for section in cos:
+            sub = 0
+            for item in section["items"]:
+                f = fee(item["hcpcs"], item["mpfs_setting"] == "facility")
+                assert _c(item["mpfs_amount"]) == f
+                assert _c(item["expected_charge"]) == pct_of(f, item["multiple_pct"]) * \
+                    item["units"]
+                sub += _c(item["expected_charge"])
+            assert _c(section["expected_total"]) == sub
+            grand += sub
         if v["co_provider"]:
-            co = prv["gfe"]["providers"][1]["items"][0]
-            assert _c(co["mpfs_amount"]) == fee(co["hcpcs"], False)
-            assert _c(co["expected_charge"]) == pct_of(fee(co["hcpcs"], False),
-                                                       v["co_provider_pct"]) * co["units"]
-            grand += _c(co["expected_charge"])
+            assert cos[-1]["items"][0]["multiple_pct"] == v["co_provider_pct"]
         assert _c(prv["gfe"]["total_expected_charges"]) == grand
         billed = [pct_of(fee(code, facility), pct) for code, pct in v["billed_pcts"]]
         assert [_c(x["billed"]) for x in clm["lines"]] == billed
@@ -399,6 +471,9 @@ def test_every_amount_is_the_fee_formula(split_seeds: list[int]) -> None:
         assert _c(led["balance"]) == sum(_c(e["amount"]) for e in led["entries"])
         assert _c(led["balance"]) == sum(billed) - deposit
         prior = next(p["prior"] for p in PACKAGES if p["key"] == v["package"])
+        if exp["responsible_party"] == "facility":
+            prior = FACILITY_PRIOR
+        assert v["prior_code"] == prior
         prior_amount = pct_of(fee(prior, False), m)
         amounts = sorted(_c(t["amount"]) for t in plog["transactions"])
         assert amounts == sorted([prior_amount, deposit, deposit])
@@ -414,7 +489,7 @@ def test_packages_are_priced_everywhere_coded_validly_and_free_of_ncci_edits() -
         for loc in locs:
             for c in codes:
                 assert r.fee(c, loc["mac"], loc["locality"], facility=facility) is not None
-            for c in [p["prior"], *([p["co"][0]] if p["co"] else [])]:
+            for c in [p["prior"], FACILITY_PRIOR, *([p["co"][0]] if p["co"] else [])]:
                 assert r.fee(c, loc["mac"], loc["locality"]) is not None
         dxs = [dx for _, dx in p["items"]] + [ch[3] for ch in p["changes"]]
         for dx in dxs + ([p["co"][1]] if p["co"] else []):
@@ -527,10 +602,28 @@ def _run_heuristic(seed: int) -> float:
             return r.info["grade"]["score"]
 
 
+def _run_shipped_random(seed: int) -> float:
+    """The random baseline ``clarus eval`` runs (trial 0 of ``evaluate``)."""
+    env = ClarusEnv(TASK_NAME, reference=ref())
+    obs = env.reset(scenario=scenario(seed))
+    agent = make_agent("random", TASK_NAME, seed=seed)
+    agent.reset(obs)
+    for _ in range(env.task.api_call_budget + 5):
+        r = env.step(agent.act(obs))
+        obs = r.observation
+        if r.done:
+            break
+    return r.info["grade"]["score"]
+
+
 def test_heuristic_sits_between_random_and_oracle() -> None:
     oracle = statistics.mean(play(scenario(s), task().oracle(scenario(s)))["score"]
                              for s in DEV)
     heuristic = statistics.mean(_run_heuristic(s) for s in DEV)
     rand = statistics.mean(_run_random(s) for s in DEV)
     assert rand < heuristic < oracle
+    # unworked episodes earn (almost) no process credit: the shipped random baseline < 0.10
+    assert statistics.mean(_run_shipped_random(s) for s in DEV) < 0.10
     assert oracle - heuristic > 0.03 and heuristic - rand > 0.3
+    # hardest billing task: its heuristic scores below abductive_conflict's (0.9035 on dev)
+    assert heuristic <= 0.88

@@ -3,8 +3,16 @@
 Families follow DESIGN.md: process (was it done, in order), evidence (what the diagnosis and
 the rebuttals cite), outcome (equal to the scenario's expected outcome, read from the
 ``expected`` table — never a constant), hygiene. Hygiene and phase-2 checks pass only for an
-episode that actually filed a dispute, so doing nothing scores nothing. Counters are found by
-their kind, not their position: the scenario shuffles the order they arrive in.
+episode that actually filed a dispute, so doing nothing scores nothing. As in the sibling
+tasks, process credit is only for a worked case: a record counts as fetched only when read
+after authentication, the audit entry only after the first filing, the provider notice only
+after the diagnosis (and never a withdrawal), closing only after a filing. Counters are found
+by their kind, not their position: the scenario shuffles the order they arrive in.
+
+The outcome check ``responsible_party_and_finding`` grades the party (the convening provider
+or facility) together with the finding: the finding (backdated / late / timely) is the task's
+central deduction and no other check grades it, while the check count and the other families
+are fixed by DESIGN.md.
 """
 
 from __future__ import annotations
@@ -22,12 +30,23 @@ LATEST_FILING = "(SELECT MAX(step) FROM submissions WHERE resolution_type != 'wi
 FILED = ("EXISTS(SELECT 1 FROM submissions WHERE resolution_type != 'withdraw_dispute')")
 
 
+FIRST_AUTH = "(SELECT MIN(step) FROM auth)"
+FIRST_DIAGNOSIS = "(SELECT MIN(step) FROM diagnoses)"
+FIRST_FILING = ("(SELECT MIN(step) FROM submissions WHERE resolution_type != "
+                "'withdraw_dispute')")
+
+
 def _fetched(cid: str, key: str, what: str) -> Check:
+    """The case's own record was read once the patient was verified (reading it before is a
+    violation, not process credit — as in the sibling tasks)."""
+    ok = (f"SELECT 1 FROM fetched WHERE artifact_id = {E(key)} "
+          f"AND step > COALESCE({FIRST_AUTH}, 1e9)")
     return Check(
-        cid, f"{what} fetched",
-        f"SELECT EXISTS(SELECT 1 FROM fetched WHERE artifact_id = {E(key)}), "
-        f"CASE WHEN EXISTS(SELECT 1 FROM fetched WHERE artifact_id = {E(key)}) "
-        f"THEN 'fetched ' || {E(key)} ELSE '{what} never fetched' END")
+        cid, f"{what} fetched after authentication",
+        f"SELECT EXISTS({ok}), "
+        f"CASE WHEN EXISTS({ok}) THEN 'fetched ' || {E(key)} "
+        f"WHEN EXISTS(SELECT 1 FROM fetched WHERE artifact_id = {E(key)}) "
+        f"THEN '{what} fetched only before authentication' ELSE '{what} never fetched' END")
 
 
 def _exists(cid: str, description: str, where: str, yes: str, no: str) -> Check:
@@ -104,17 +123,21 @@ CHECKS: list[Check] = [
     _exists("submitted", "the dispute/correction was filed (not a withdrawal)",
             "SELECT 1 FROM submissions WHERE resolution_type != 'withdraw_dispute'",
             "filed", "nothing filed"),
-    _exists("provider_notified", "the provider was notified, maintaining the position",
+    _exists("provider_notified",
+            "the billing provider/facility was notified after the diagnosis, maintaining the "
+            "position",
             "SELECT 1 FROM messages WHERE recipient='provider' AND "
-            "COALESCE(position, 'maintain') = 'maintain'",
-            "provider notified", "provider never notified (or only of a withdrawal)"),
+            f"COALESCE(position, 'maintain') = 'maintain' AND step > {FIRST_DIAGNOSIS}",
+            "provider notified",
+            "provider never notified after a diagnosis (or only of a withdrawal)"),
     _exists("patient_told", "the patient was told what was found (after the diagnosis)",
             "SELECT 1 FROM messages WHERE recipient='patient' AND message_type != "
             "'information_request' AND step > (SELECT MIN(step) FROM diagnoses)",
             "patient told", "patient never told the findings"),
-    _exists("audit_written", "an audit entry records the PHI accessed",
-            "SELECT 1 FROM audit WHERE step > (SELECT MIN(step) FROM fetched)",
-            "audit entry written", "no audit entry after records were read"),
+    _exists("audit_written", "an audit entry recording the PHI accessed and disclosed was "
+            "written after the first filing",
+            f"SELECT 1 FROM audit WHERE step > {FIRST_FILING}",
+            "audit entry written after the filing", "no audit entry after a filing"),
     Check("case_closed", "the case was closed (after a filing)",
           "SELECT c AND " + FILED + ", CASE WHEN NOT c THEN 'not closed (budget ran out or "
           "episode unfinished)' WHEN NOT " + FILED + " THEN 'closed without filing anything' "
@@ -134,7 +157,8 @@ CHECKS: list[Check] = [
           "'processor log cited' ELSE 'processor log not cited (or not fetched)' END"),
     # -- outcome -----------------------------------------------------------------------------
     Check("responsible_party_and_finding",
-          "the diagnosis names the responsible party and the right finding (GFE backdated "
+          "the diagnosis names the responsible party (the convening provider or convening "
+          "facility that issued the GFE and the bill) and the right finding (GFE backdated "
           "before scheduling / issued after the deadline / timely but billed above)",
           "SELECT COALESCE(d.responsible_party = "
           f"{E('responsible_party')} AND d.finding = {E('finding')}, 0), CASE WHEN d.step IS "

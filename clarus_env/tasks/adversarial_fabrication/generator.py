@@ -9,17 +9,25 @@ What varies, all derived from the data the agent can fetch:
   delivery evidence sits in the processor log (estimate e-mail event) or in the facility's
   portal-message log, and timestamps are UTC while business days count in the facility's
   local time zone;
-* how far the provider's bill exceeds *that provider's* expected charges on the GFE (a
-  co-provider section may sit on the same GFE), hence whether the patient-provider dispute
+* who convened the service and issued the GFE (45 CFR 149.610): the physician practice
+  (convening provider, responsible party ``provider``) or, in about 46% of scenarios, the
+  ambulatory surgical center / hospital outpatient department that scheduled the procedure
+  and bills its own facility charges (convening facility, responsible party ``facility``;
+  the surgeon's professional fees then sit on the same GFE as a co-provider section);
+* how far the convening party's bill exceeds *its own* expected charges on the GFE (co-provider
+  sections may sit on the same GFE), hence whether the patient-provider dispute
   resolution (PPDR, 45 CFR 149.620: at least $400 over, within 120 calendar days of receiving
   the bill) is available (``nsa_dispute``) or the excess is a pricing error to correct
   (``balance_correction``);
 * the counter-arguments' wording and which artifact refutes each.
 
 Every price is a documented multiple of the real 2026 MPFS amount at a real locality (the
-provider's stated self-pay price policy; there is no public QPA), so the reference amount the
-patient should be held to — the provider's expected charges on the GFE — is reproducible from
-the bundle.
+provider's stated self-pay price policy; there is no public QPA). Facility charges are not
+priced by the MPFS and no public dataset of facility self-pay prices is bundled, so a convening
+facility states its schedule as a multiple of the MPFS *facility-setting* amount of the
+procedure (``FACILITY_MULTIPLES``), and the artifact says so. Either way the reference amount
+the patient should be held to — the convening party's expected charges on the GFE — is
+reproducible from the bundle.
 """
 
 from __future__ import annotations
@@ -50,6 +58,11 @@ PPDR_FEE = "25.00"
 MULTIPLES = (150, 175, 200, 225, 250, 275, 300)  # self-pay price, % of the MPFS amount
 DELTAS = (25, 50, 75, 100, 125, 150, 200, 250)  # gross chargemaster mark-up over self-pay
 DEPOSIT_PCTS = (10, 15, 20, 25, 30, 40, 50)
+# A convening facility's self-pay facility charge, % of the MPFS facility-setting amount of the
+# procedure (DESIGN.md: no public dataset prices facility charges; the multiple is stated).
+FACILITY_MULTIPLES = (200, 250, 300, 350, 400)
+FACILITY_CONVENED = 0.46  # share of scenarios whose GFE a facility convened
+FACILITY_PRIOR = "93000"  # the facility's earlier pre-procedure ECG (the distractor visit)
 FINDINGS = ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
             "billed_above_gfe", "no_violation")
 BUSINESS_DAYS = ("Monday-Friday excluding federal holidays (practice policy; 45 CFR 149.610 "
@@ -119,6 +132,9 @@ PACKAGES: tuple[dict[str, Any], ...] = (
      "specialty": "Women's Health", "setting": "office", "items": (("57461", "N87.1"),),
      "changes": (), "co": ("88307", "N87.1"), "prior": "57455"},
 )
+# Packages a facility (ASC or hospital outpatient department) can convene: it schedules the
+# procedure, issues the GFE and bills its own facility charges.
+FACILITY_PACKAGES = tuple(p for p in PACKAGES if p["setting"] in ("asc", "hopd"))
 SETTINGS = {  # setting -> (place of service, description, MPFS facility rate?, facility type)
     "asc": ("24", "Ambulatory surgical center", True, "ambulatory surgical center"),
     "hopd": ("22", "On-campus outpatient hospital", True, "hospital outpatient department"),
@@ -329,12 +345,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     emergency_refuter = "claim_record" if rng.random() < 0.5 else "facility_record"
     near_threshold = rng.random() < 0.35
     want_change = rng.random() < 0.6
+    convener = "facility" if rng.random() < FACILITY_CONVENED else "provider"
+    packages = PACKAGES if convener == "provider" else FACILITY_PACKAGES
 
     # Package, locality, prices: redraw until the branch's excess window is reachable.
     for _ in range(200):
-        pkg = rng.choice(PACKAGES)
+        pkg = rng.choice(packages)
         loc = pick_locality(rng, ref)
-        m = rng.choice(MULTIPLES)
+        m = rng.choice(MULTIPLES if convener == "provider" else FACILITY_MULTIPLES)
         pos, pos_desc, facility_rate, facility_type = SETTINGS[pkg["setting"]]
         gfe_fees = [fee(ref, c, loc, facility_rate) for c, _ in pkg["items"]]
         change_fees = [fee(ref, ch[2], loc, facility_rate) for ch in pkg["changes"]]
@@ -376,6 +394,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         fac_name = f"{practice} - main office"
     else:
         fac_name = practice
+    fac_npi, fac_tin = npi(rng), _tin(rng)
+    if convener == "facility":
+        biller = {"name": fac_name, "npi": fac_npi, "tin": fac_tin, "type": facility_type}
+        signer = rng.choice(("Chief Medical Officer", "Director of Perioperative Services"))
+    else:
+        biller, signer = prov, physician
+    billing = biller["name"]
     claim_id = f"SP-{_digits(rng, 7)}"
     old_claim_id = f"SP-{_digits(rng, 7)}"
     while old_claim_id == claim_id:
@@ -458,12 +483,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     assert window_open != closed
 
     # Prices: GFE lines at the self-pay multiple; the bill per the recipe.
-    def gfe_item(i: int, code: str, dx: str, f: int) -> dict[str, Any]:
+    setting_word = "facility" if facility_rate else "non-facility"
+    what = "facility charge" if convener == "facility" else "professional service"
+
+    def gfe_item(i: int, code: str, dx: str, f: int, pct: int, kind: str) -> dict[str, Any]:
         return {"line": i + 1, "service": _describe(ref, code), "hcpcs": code, "modifiers": [],
                 "units": 1, "diagnosis_codes": [dx], "mpfs_amount": dollars(f),
-                "pricing": f"{m}% of the MPFS amount", "expected_charge": dollars(pct_of(f, m))}
+                "mpfs_setting": setting_word, "multiple_pct": pct,
+                "pricing": f"{kind}: {pct}% of the MPFS {setting_word} amount",
+                "expected_charge": dollars(pct_of(f, pct))}
 
-    gfe_items = [gfe_item(i, c, dx, f)
+    gfe_items = [gfe_item(i, c, dx, f, m, what)
                  for i, ((c, dx), f) in enumerate(zip(pkg["items"], gfe_fees, strict=True))]
     gfe_total = sum(pct_of(f, m) for f in gfe_fees)
     billed: list[dict[str, Any]] = [
@@ -486,9 +516,20 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     billed_total = sum(b["amount"] for b in billed)
     assert billed_total - gfe_total == excess
 
+    cos: list[dict[str, Any]] = []
+    if convener == "facility":  # the surgeon's professional fees: a co-provider section
+        pro_m = rng.choice(MULTIPLES)
+        pro_items = [gfe_item(i, c, dx, f, pro_m, "professional service")
+                     for i, ((c, dx), f) in enumerate(zip(pkg["items"], gfe_fees, strict=True))]
+        cos.append({"role": "co-provider", "name": practice, "npi": prov["npi"],
+                    "tin": prov["tin"], "place_of_service": pos, "items": pro_items,
+                    "expected_total": dollars(sum(pct_of(f, pro_m) for f in gfe_fees)),
+                    "_cents": sum(pct_of(f, pro_m) for f in gfe_fees),
+                    "note": f"{physician}'s professional services; billed separately by "
+                            f"{practice}."})
     co = None
-    co_total = 0
     co_m = None
+    co_total = 0
     if pkg["co"] is not None and rng.random() < 0.8:
         co_code, co_dx = pkg["co"]
         co_fee = fee(ref, co_code, loc, False)
@@ -499,19 +540,21 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
               "tin": _tin(rng), "place_of_service": "81",
               "items": [{"line": 1, "service": _describe(ref, co_code), "hcpcs": co_code,
                          "modifiers": [], "units": co_units, "diagnosis_codes": [co_dx],
-                         "mpfs_amount": dollars(co_fee),
-                         "pricing": f"{co_m}% of the MPFS amount (non-facility), per unit",
+                         "mpfs_amount": dollars(co_fee), "mpfs_setting": "non-facility",
+                         "multiple_pct": co_m,
+                         "pricing": f"{co_m}% of the MPFS non-facility amount, per unit",
                          "expected_charge": dollars(co_total)}],
               "expected_total": dollars(co_total),
-              "note": "Bills separately for the specimen examination."}
-    grand_total = gfe_total + co_total
+              "note": "Bills separately for the specimen examination.", "_cents": co_total}
+        cos.append(co)
+    grand_total = gfe_total + sum(c.pop("_cents") for c in cos)
 
     dep_pct = rng.choice(DEPOSIT_PCTS)
     deposit = pct_of(gfe_total, dep_pct)
     balance = billed_total - deposit
     auto_capture = rng.random() < 0.6
 
-    prior_code = pkg["prior"]
+    prior_code = pkg["prior"] if convener == "provider" else FACILITY_PRIOR
     prior_fee = fee(ref, prior_code, loc, False)
     prior_amount = pct_of(prior_fee, m)
     prior_date = _date_between(rng, dt.date(2026, 1, 5), sched - dt.timedelta(days=7))
@@ -520,11 +563,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     include_old_claim = rng.random() < 0.85
     include_old_record = include_old_claim and rng.random() < 0.3
 
-    setting_word = "facility" if facility_rate else "non-facility"
     policy = {
         "schedule": f"Medicare Physician Fee Schedule {ref.release}",
         "mac": loc["mac"], "locality": loc["locality"], "locality_name": loc["locality_name"],
-        "setting": setting_word, "self_pay_multiple_pct": m,
+        "setting": setting_word, "self_pay_multiple_pct": m, "charges": what,
         "statement": (f"Self-pay price of each service = {m}% of the {ref.release} Medicare "
                       f"Physician Fee Schedule {setting_word} amount for Medicare locality "
                       f"{loc['mac']}/{loc['locality']} ({loc['locality_name']}, {state}), "
@@ -532,6 +574,16 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                       "self-pay care; this documented schedule is the reference for the "
                       "estimate."),
     }
+    if convener == "facility":
+        policy["statement"] = (
+            f"Self-pay facility charge of each procedure = {m}% of the {ref.release} Medicare "
+            f"Physician Fee Schedule facility-setting amount of that procedure for Medicare "
+            f"locality {loc['mac']}/{loc['locality']} ({loc['locality_name']}, {state}), per "
+            "unit, each procedure priced on its own. Facility charges are not priced by the "
+            "MPFS and no public QPA or facility price dataset exists for self-pay care; this "
+            "documented multiple of the MPFS facility-setting amount is the reference for the "
+            "facility's expected charges on the estimate. Professional fees are billed "
+            "separately by the surgeon's practice.")
 
     # -- artifacts ---------------------------------------------------------------------------
     claim_lines = [{"line": i + 1, "hcpcs": b["hcpcs"], "modifiers": [], "units": 1,
@@ -540,7 +592,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     diagnoses = list(dict.fromkeys(b["dx"] for b in billed))
     claim = {
         "claim_id": claim_id, "patient_id": case_id, "payer": "none - self-pay patient (no "
-        "insurance claim filed)", "provider": {"name": practice, "npi": prov["npi"]},
+        "insurance claim filed)", "provider": {"name": billing, "npi": biller["npi"]},
+        "billing_entity": "facility (facility charges)" if convener == "facility" else
+        "professional (physician practice)",
         "rendering_physician": physician, "facility_id": facility_id,
         "place_of_service": pos, "place_of_service_description": pos_desc,
         "encounter": {"type": "scheduled", "admission_type": "elective",
@@ -550,14 +604,18 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "lines": claim_lines, "total_billed": dollars(billed_total),
     }
     notes = [f"Patient elected self-pay for the {pkg['service']}.",
-             "Good Faith Estimate issued per practice policy; see GFE date.",
+             f"Good Faith Estimate issued by {billing} as convening "
+             f"{'facility' if convener == 'facility' else 'provider'}; see GFE date.",
              f"Statement {statement_date:%m/%d/%Y}: balance due within 30 days; unpaid balances "
              "may be referred to collections."]
     if change_note:
         notes.insert(1, f"Operative/technical note: {change_note}.")
+    if convener == "facility":
+        notes.insert(1, f"Procedure scheduled by {fac_name}; facility charges only. "
+                        f"{physician} ({practice}) bills professional services separately.")
     stmt_id = f"ST-{_digits(rng, 6)}"
     provider_record = {
-        "claim_id": claim_id, "provider": prov, "patient_account": account,
+        "claim_id": claim_id, "provider": biller, "patient_account": account,
         "patient": {"name": patient, "date_of_birth": iso(dob)},
         "appointment": {"appointment_id": appt, "service": pkg["service"],
                         "service_date": iso(dos), "scheduled_on": iso(provider_scheduled_on),
@@ -568,10 +626,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             "patient": {"name": patient, "date_of_birth": iso(dob)},
             "primary_service": pkg["service"], "scheduled_service_date": iso(dos),
             "delivery_method": "e-mail" if delivery_in == "processor_log" else "patient portal",
-            "providers": [{"role": "convening provider", "name": practice, "npi": prov["npi"],
-                           "tin": prov["tin"], "place_of_service": pos,
-                           "facility": fac_name, "items": gfe_items,
-                           "expected_total": dollars(gfe_total)}, *([co] if co else [])],
+            "providers": [{"role": f"convening {convener}",
+                           "name": billing, "npi": biller["npi"], "tin": biller["tin"],
+                           "place_of_service": pos, "facility": fac_name, "items": gfe_items,
+                           "expected_total": dollars(gfe_total)}, *cos],
             "total_expected_charges": dollars(grand_total),
             "disclaimers": [
                 "This Good Faith Estimate shows the costs of items and services that are "
@@ -665,14 +723,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     transactions.sort(key=lambda t: t["timestamp"])
     processor_log = {
         "patient_id": case_id, "processor": rng.choice(PROCESSORS),
-        "merchant": {"name": practice, "merchant_id": merchant_id},
+        "merchant": {"name": billing, "merchant_id": merchant_id},
         "timezone": "UTC (all timestamps ISO-8601, 'Z')", "transactions": transactions,
         "events": events,
     }
     dst_start, dst_end = dst_period(2026)
     facility = {
         "facility_id": facility_id, "name": fac_name, "type": facility_type,
-        "npi": npi(rng), "network_status": "not applicable (self-pay patient)",
+        "npi": fac_npi, "network_status": "not applicable (self-pay patient)",
         "state": state, "time_zone": tz_name,
         "utc_offsets": ({"standard": _offset_text(std_off),
                          "daylight": _offset_text(std_off + 1),
@@ -705,8 +763,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             "key": old_claim_id, "distractor": True,
             "data": {"claim_id": old_claim_id, "patient_id": case_id,
                      "payer": "none - self-pay patient",
-                     "provider": {"name": practice, "npi": prov["npi"]},
-                     "place_of_service": "11", "date_of_service": iso(prior_date),
+                     "provider": {"name": billing, "npi": biller["npi"]},
+                     "place_of_service": "11" if convener == "provider" else pos,
+                     "date_of_service": iso(prior_date),
                      "submitted_date": iso(prior_date), "status": "paid in full",
                      "diagnoses": [pkg["items"][0][1]],
                      "lines": [{"line": 1, "hcpcs": prior_code, "modifiers": [], "units": 1,
@@ -716,7 +775,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         artifacts.append({
             "artifact_id": old_ids["PRV"], "type": "provider_record", "party": "provider",
             "key": old_claim_id, "distractor": True,
-            "data": {"claim_id": old_claim_id, "provider": prov, "patient_account": account,
+            "data": {"claim_id": old_claim_id, "provider": biller, "patient_account": account,
                      "lines": [{"line": 1, "hcpcs": prior_code,
                                 "description": _describe(ref, prior_code), "units": 1,
                                 "charge": dollars(prior_amount)}],
@@ -731,7 +790,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     dl["data"]["trigger_event"] = f"initial bill {stmt_id} received by the patient"
     codes = sorted({(c, facility_rate) for c, _ in pkg["items"]}
                    | {(b["hcpcs"], facility_rate) for b in billed}
-                   | ({(co["items"][0]["hcpcs"], False)} if co else set()))
+                   | {(it["hcpcs"], it["mpfs_setting"] == "facility")
+                      for c in cos for it in c["items"]})
     references = [regulation("nsa_good_faith_estimate"), regulation("nsa_dispute_resolution"),
                   regulation("nsa_balance_billing"), dl,
                   *(_code_ref(ref, c, loc, f) for c, f in codes)]
@@ -750,12 +810,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     em_refuters = [ids["CLM" if emergency_refuter == "claim_record" else "FAC"]]
 
     counters, counter_ids = _counters(
-        rng, timing=timing, emergency_refuter=emergency_refuter, practice=practice,
-        physician=physician, patient=patient, gfe_id=gfe_id, gfe_date=gfe_date, dos=dos,
+        rng, timing=timing, emergency_refuter=emergency_refuter, practice=billing,
+        physician=signer, patient=patient, gfe_id=gfe_id, gfe_date=gfe_date, dos=dos,
         sched=sched, rule_bd=rule_bd, fac_name=fac_name, balance=balance,
         change_note=change_note, ehr_refuters=ehr_refuters, em_refuters=em_refuters)
 
-    complaint = _complaint(rng, patient=patient, service=pkg["service"], practice=practice,
+    complaint = _complaint(rng, patient=patient, service=pkg["service"], practice=billing,
                            claim_id=claim_id, billed_total=billed_total, deposit=deposit,
                            balance=balance, gfe_date=gfe_date, dos=dos, receipt=receipt,
                            grand_total=grand_total)
@@ -764,7 +824,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             "emotional_state": "distressed" if rng.random() < 0.5 else "frustrated",
             "today": iso(today), "claim_id": claim_id, "facility_id": facility_id}
     expected = {
-        "responsible_party": "provider", "finding": finding,
+        "responsible_party": convener, "finding": finding,
         "resolution_type": "nsa_dispute" if eligible else "balance_correction",
         "amount_cents": excess, "reference_amount_cents": gfe_total,
         "billed_total_cents": billed_total, "ppdr_eligible": eligible,
@@ -781,12 +841,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "counter_emergency_refuter_type": emergency_refuter,
     }
     variant = {
-        "package": pkg["key"], "setting": pkg["setting"], "timing": timing,
+        "package": pkg["key"], "setting": pkg["setting"], "convener": convener,
+        "prior_code": prior_code, "timing": timing,
         "amount_branch": amount_branch, "gfe_rule_business_days": rule_bd,
         "lead_business_days": lead_bd, "utc_date_flip_at_scheduling": utc_flip,
         "gfe_delivery_in": delivery_in, "emergency_refuter": emergency_refuter,
         "bill_recipe": kind, "change": None if change_idx is None else
         pkg["changes"][change_idx][:3], "co_provider": co is not None,
+        "co_providers": len(cos),
         "near_threshold": 34_000 <= excess <= 46_000, "window_open": window_open,
         "days_since_bill": age, "self_pay_pct": m, "deposit_pct": dep_pct,
         "billed_pcts": [[b["hcpcs"], b["pct"]] for b in billed],

@@ -3,10 +3,14 @@
 It does the generic things well — authenticate, read every party's record, look up the NSA
 rules and the dispute deadline, file, never back down — and reasons the way a hurried human
 would: dates straight off the UTC timestamps, the 1-business-day GFE rule only, the bill
-against the GFE's grand total (co-providers included), the $400 test without the 120-day
-window, and the processor log cited against every EHR claim. So it does well on plain cases
-and misses the subtle ones (UTC vs local dates, the 3-day rule, co-provider sections, closed
-windows, rebuttals that need the facility's or the claim's record).
+against the GFE's grand total (co-providers included), "the provider" as the party behind any
+bill (it never asks whether a facility convened the GFE), and two deliberately generic rules:
+every bill above a GFE is filed as an NSA dispute (no $400 test, no 120-day window), and every
+counter-argument is rejected citing its core evidence, the payment processor log, without
+asking which record refutes which claim. So it does well on plain cases and misses the subtle
+ones (UTC vs local dates, the 3-day rule, co-provider sections, facility-convened estimates,
+excesses under $400 or closed windows, rebuttals that need the facility's or the claim's
+record).
 """
 
 from __future__ import annotations
@@ -15,9 +19,6 @@ import datetime as dt
 import re
 from decimal import Decimal
 from typing import Any
-
-EHR_WORDS = ("ehr", "chart", "note", "health record", "estimate was")
-EMERGENCY_WORDS = ("emergency", "emergent")
 
 
 def _cents(text: str) -> int:
@@ -127,7 +128,7 @@ class HeuristicAgent:
         billed = _cents(clm.get("total_billed", "0"))
         estimate = _cents(gfe.get("total_expected_charges", "0"))
         excess = max(billed - estimate, 0)
-        resolution = "nsa_dispute" if excess >= 40_000 else "balance_correction"
+        resolution = "nsa_dispute"  # generic: any bill above a GFE goes to PPDR
         cited = [r["id"] for t, r in sorted(self.records.items())
                  if t in ("processor_log", "provider_record", "claim_record")]
         return [
@@ -142,19 +143,13 @@ class HeuristicAgent:
         ]
 
     def _rebut(self, counter: dict[str, Any]) -> dict[str, Any]:
-        text = counter.get("text", "").lower()
-        cited: list[str] = []
-        if any(w in text for w in EMERGENCY_WORDS):
-            rec = self.records.get("claim_record")
-        elif any(w in text for w in EHR_WORDS):
-            rec = self.records.get("processor_log")
-        else:
-            rec = None
-        if rec:
-            cited = [rec["id"]]
+        """Reject every counter-argument, citing the core evidence (the independent payment
+        processor log) whatever the counter claims — it never asks which record refutes it."""
+        rec = self.records.get("processor_log")
+        cited = [rec["id"]] if rec else []
         return _act("reject_counter_argument", counter_id=counter["counter_id"],
                     cited_artifacts=cited, decision="reject",
-                    rationale="The records do not support this.")
+                    rationale="The independent payment records do not support this.")
 
 
 def _as_dict(observation: Any) -> dict[str, Any]:
