@@ -20,10 +20,8 @@ $(STAMP): pyproject.toml requirements/lock.txt
 bootstrap: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/clarus reference summary
-	$(BIN)/clarus reference lookup --fee 99213 --mac 04412 --locality 18
-	$(BIN)/clarus reference lookup --ncci 96372 99211
-	$(BIN)/clarus reference lookup --icd10cm E11.22
+	$(BIN)/clarus reference lookup --fee 99213 --mac 04412 --locality 18 --ncci 96372 99211
+	$(BIN)/clarus eval --agent oracle,heuristic,random --task all --split dev --quiet
 
 test: $(STAMP)
 	$(BIN)/ruff check .
@@ -35,6 +33,7 @@ bundle: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/pipeline.py
+	$(BIN)/python benchmarks/env.py
 
 dagster: $(STAMP)
 	$(BIN)/dagster dev -w workspace.yaml

@@ -71,15 +71,31 @@ def _lookup(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
+    from .agents import AGENTS
     from .evaluation import ALL_TASKS, dump, evaluate, format_table
 
+    agents = [a.strip() for a in args.agent.split(",") if a.strip()]
+    unknown = [a for a in agents if a not in AGENTS]
+    if unknown or not agents:
+        raise ValueError(f"unknown agent(s) {', '.join(unknown) or '(none)'}; "
+                         f"choose from {', '.join(AGENTS)}")
+    if args.out and len(agents) > 1:
+        raise ValueError("--out stores one agent's trajectories; give a single --agent")
     tasks = ALL_TASKS if args.task == "all" else (args.task,)
-    results = evaluate(args.agent, tasks, args.split, trials=args.trials, limit=args.limit,
-                       progress=not args.quiet)
-    print(format_table(results))
-    if args.out:
-        dump(results, args.out)
-        print(f"trajectories and grades written to {args.out}")
+    overview: dict[str, dict[str, float]] = {}
+    for agent in agents:
+        results = evaluate(agent, tasks, args.split, trials=args.trials, limit=args.limit,
+                           progress=not args.quiet)
+        print(format_table(results) + "\n")
+        overview[agent] = {t: s["mean_score"] for t, s in results["summary"].items()}
+        if args.out:
+            dump(results, args.out)
+            print(f"trajectories and grades written to {args.out}")
+    if len(agents) > 1:
+        print(f"mean score on {args.split}:")
+        print(f"{'task':<26}" + "".join(f"{a:>11}" for a in agents))
+        for t in tasks:
+            print(f"{t:<26}" + "".join(f"{overview[a][t]:>11.3f}" for a in agents))
     return 0
 
 
@@ -108,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="clarus", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     ev = sub.add_parser("eval", help="run an agent over a frozen split and report scores")
-    ev.add_argument("--agent", required=True, choices=AGENTS)
+    ev.add_argument("--agent", required=True,
+                    help=f"one of {', '.join(AGENTS)}, or several separated by commas")
     ev.add_argument("--task", default="all", choices=("all", *TASKS))
     ev.add_argument("--split", default="dev", choices=("train", "dev", "test"))
     ev.add_argument("--trials", type=int, default=1, help="trials per scenario (pass^k up to k)")
