@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .actions import ACTIONS, PHI_ACTIONS, ActionError, validate
-from .episode_db import load_scenario_facts, new_episode_db
+from .episode_db import clear, load_scenario_facts, new_episode_db
 from .grader import grade
 from .splits import seeds
 from .tasks import get_task
@@ -110,9 +110,10 @@ class ClarusEnv:
         self.scenario = scenario
         self.seed = scenario["seed"]
         self.episode_id = uuid.uuid4().hex
-        if self.db is not None:
-            self.db.close()
-        self.db = new_episode_db()
+        if self.db is None:
+            self.db = new_episode_db()
+        else:
+            clear(self.db)  # a fresh, empty episode database on the same connection
         load_scenario_facts(self.db, scenario)
         case = scenario["case"]
         self._case = case

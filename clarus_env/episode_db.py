@@ -52,6 +52,20 @@ def new_episode_db() -> sqlite3.Connection:
     return db
 
 
+TABLES = tuple(line.split("(")[0].split()[-1] for line in SCHEMA.strip().splitlines()
+               if line.startswith("CREATE TABLE"))
+
+
+def clear(db: sqlite3.Connection) -> None:
+    """Empty every table so the connection can hold the next episode.
+
+    Reusing the connection (rather than opening a new database) keeps SQLite's prepared-
+    statement cache warm: the checks and inserts are compiled once per env, not per episode.
+    """
+    for table in TABLES:
+        db.execute(f"DELETE FROM {table}")
+
+
 def expected_rows(expected: dict[str, Any]) -> list[tuple[str, str]]:
     """Flatten the expected outcome to key/value text rows the SQL checks can compare."""
     rows = []
