@@ -13,7 +13,8 @@ export CLARUS_CMS_MIRROR ?= $(abspath $(CURDIR)/../shared/cms-data/raw)
 $(STAMP): pyproject.toml requirements/lock.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip==26.3
-	$(BIN)/pip install --quiet -c requirements/lock.txt -e '.[pipeline,dev]'
+	$(BIN)/pip install --quiet -c requirements/lock.txt -e '.[pipeline,server,llm,dev]'
+	$(BIN)/pip install --quiet --no-deps openenv-core==0.3.0  # test-only: OpenEnv's own client
 	mkdir -p $(DAGSTER_HOME) && touch $(DAGSTER_HOME)/dagster.yaml
 	touch $(STAMP)
 

@@ -117,6 +117,14 @@ def _regrade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    uvicorn.run("clarus_env.server.app:app", host=args.host, port=args.port,
+                log_level=args.log_level)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from .agents import AGENTS
     from .tasks import TASKS
@@ -133,6 +141,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("--out", help="write trajectories and grades to this JSON file")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.set_defaults(func=_eval)
+    sv = sub.add_parser("serve", help="serve HTTP, OpenEnv WebSocket and MCP (uvicorn)")
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int, default=7860)
+    sv.add_argument("--log-level", default="info")
+    sv.set_defaults(func=_serve)
     rg = sub.add_parser("regrade", help="replay stored trajectories and compare the grades")
     rg.add_argument("results", help="a results JSON written by `clarus eval --out`")
     rg.set_defaults(func=_regrade)

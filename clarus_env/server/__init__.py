@@ -1,0 +1,1 @@
+"""The Clarus server: one FastAPI app speaking HTTP, OpenEnv's WebSocket protocol and MCP."""
