@@ -13,14 +13,15 @@ from .tasks import TASKS
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from .client import ClarusClient
     from .env import ClarusEnv, Observation, StepResult, make
     from .reference import ReferenceBundle, open_reference
     from .scenario import compile_scenario
 
-__all__ = ["TASKS", "ClarusEnv", "Observation", "ReferenceBundle", "StepResult",
+__all__ = ["TASKS", "ClarusClient", "ClarusEnv", "Observation", "ReferenceBundle", "StepResult",
            "compile_scenario", "make", "open_reference", "__version__"]
 
-_LAZY = {"ReferenceBundle": "reference", "open_reference": "reference",
+_LAZY = {"ClarusClient": "client", "ReferenceBundle": "reference", "open_reference": "reference",
          "ClarusEnv": "env", "Observation": "env", "StepResult": "env", "make": "env",
          "compile_scenario": "scenario"}
 

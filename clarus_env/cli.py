@@ -117,6 +117,12 @@ def _regrade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _infer(args: argparse.Namespace) -> int:
+    from .llm_agent import infer_main
+
+    return infer_main(args)
+
+
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -141,6 +147,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("--out", help="write trajectories and grades to this JSON file")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.set_defaults(func=_eval)
+    inf = sub.add_parser("infer", help="LLM baseline: an OpenAI-compatible model plays via "
+                         "tool calls (env: API_BASE_URL, MODEL_NAME, HF_TOKEN/OPENAI_API_KEY)")
+    inf.add_argument("--task", default="all", choices=("all", *TASKS))
+    inf.add_argument("--split", default="dev", choices=("train", "dev", "test"))
+    inf.add_argument("--limit", type=int, default=5, help="first N seeds of the split per task")
+    inf.add_argument("--seeds", help="explicit seeds instead of the split, e.g. 1001,1002-1004")
+    inf.add_argument("--trials", type=int, default=1)
+    inf.add_argument("--url", help="play against this Clarus server instead of in-process")
+    inf.add_argument("--api-base-url", help="OpenAI-compatible base URL (env API_BASE_URL)")
+    inf.add_argument("--model", help="model name (env MODEL_NAME)")
+    inf.add_argument("--api-key", help="API key (env HF_TOKEN or OPENAI_API_KEY)")
+    inf.add_argument("--temperature", type=float, default=None)
+    inf.add_argument("--max-tokens", type=int, default=None)
+    inf.add_argument("--timeout", type=float, default=None, help="seconds per model request")
+    inf.add_argument("--max-retries", type=int, default=None,
+                     help="retries with backoff on 5xx/429/timeouts")
+    inf.add_argument("--out", help="write trajectories and grades (for `clarus regrade`)")
+    inf.set_defaults(func=_infer)
     sv = sub.add_parser("serve", help="serve HTTP, OpenEnv WebSocket and MCP (uvicorn)")
     sv.add_argument("--host", default="127.0.0.1")
     sv.add_argument("--port", type=int, default=7860)
