@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip==26.3
 	$(BIN)/pip install --quiet -c requirements/lock.txt -e '.[pipeline,server,llm,dev]'
 	$(BIN)/pip install --quiet --no-deps openenv-core==0.3.0  # test-only: OpenEnv's own client
+	$(BIN)/pip install --quiet -c requirements/lock.txt 'fastmcp-slim[client]==4.2.3'  # what its client imports
 	mkdir -p $(DAGSTER_HOME) && touch $(DAGSTER_HOME)/dagster.yaml
 	touch $(STAMP)
 
