@@ -152,6 +152,14 @@ def parse_money(value: Any, where: str) -> int:
     return int(d * 100)
 
 
+def _encodable(value: str, where: str) -> None:
+    """Lone surrogates (legal in JSON escapes, not in UTF-8) would crash SQLite later."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ActionError(f"{where} contains characters that are not valid Unicode text") from None
+
+
 def validate(action: Any, specs: dict[str, ActionSpec] = ACTIONS) -> tuple[str, dict[str, Any]]:
     """Return ``(action_type, parameters)`` with money as cents, or raise ActionError."""
     if not isinstance(action, dict):
@@ -190,6 +198,7 @@ def validate(action: Any, specs: dict[str, ActionSpec] = ACTIONS) -> tuple[str, 
                 raise ActionError(f"{where} is longer than {p.max_length} characters")
             if p.enum is not None and v not in p.enum:
                 raise ActionError(f"{where} must be one of {', '.join(p.enum)}; got {v!r}")
+            _encodable(v, where)
             out[p.name] = v.strip()
         elif p.type == "string_list":
             if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
@@ -198,6 +207,8 @@ def validate(action: Any, specs: dict[str, ActionSpec] = ACTIONS) -> tuple[str, 
                 raise ActionError(f"{where} has more than 50 items")
             if any(len(x) > 200 for x in v):
                 raise ActionError(f"{where} has an item longer than 200 characters")
+            for x in v:
+                _encodable(x, where)
             out[p.name] = [x.strip() for x in v]
         elif p.type == "money":
             out[p.name] = parse_money(v, where)

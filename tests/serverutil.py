@@ -13,7 +13,6 @@ server``), which yields the base URL of a default app.
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import threading
 import time
@@ -62,7 +61,7 @@ def running_server(app: Any = None, startup_timeout_s: float = 20.0,
 
     def run() -> None:
         try:
-            asyncio.run(server.serve(sockets=[sock]))
+            server.run(sockets=[sock])  # uvicorn picks its event loop (uvloop if present)
         except BaseException as exc:  # surfaced to the caller below
             errors.append(exc)
 

@@ -166,3 +166,11 @@ def test_full_play_grades_and_never_leaks_expected(env: ClarusEnv) -> None:
     assert r.reward == pytest.approx(4.5 / 5)
     assert env.state["score"] == pytest.approx(0.9)
     assert "expected" not in str(env.state) and "3000" not in str(r.observation.model_dump())
+
+
+def test_lone_surrogates_are_refused_not_raised(env: ClarusEnv) -> None:
+    r = env.step(act("write_audit_entry", summary="bad \ud800 text"))
+    assert "not valid Unicode" in r.observation.last_action_error
+    r = env.step(act("write_diagnosis", responsible_party="insurer", finding="duplicate_charge",
+                     cited_artifacts=["EOB-1\udfff"]))
+    assert "not valid Unicode" in r.observation.last_action_error

@@ -3,19 +3,29 @@
 Every error is JSON ``{"code", "message"}`` with a 4xx status; bodies are size-limited; each
 episode lives in its own session (see ``sessions.py``). The answer key never leaves the
 process: observations, state and grades are all the server returns.
+
+Requests that omit ``episode_id`` use the default session, the latest episode started by a
+``/reset`` without one; that keeps the seed's single-session client (``reset`` then ``step``,
+never naming an episode) working. Concurrent clients should send the ``episode_id`` that
+``/reset`` returns with every ``/step`` and ``/state``.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
+import json
+import logging
 import os
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
 from ..schemas import load
@@ -25,29 +35,75 @@ from .sessions import SessionError, SessionManager
 MAX_BODY_BYTES = int(os.environ.get("CLARUS_MAX_BODY_BYTES", 256 * 1024))
 CAPACITY = int(os.environ.get("CLARUS_MAX_SESSIONS", 256))
 IDLE_TTL_S = float(os.environ.get("CLARUS_SESSION_TTL_S", 1800))
+log = logging.getLogger("clarus.server")
 
 
 def error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse(status_code=status, content={"code": code, "message": message})
 
 
-class BodyLimit(BaseHTTPMiddleware):
-    """Refuse bodies over the limit before anything parses them."""
+class BodyLimit:
+    """Refuse bodies over the limit before anything parses them.
 
-    async def dispatch(self, request: Request, call_next: Any) -> Any:
-        if request.method in ("POST", "PUT", "PATCH"):
-            length = request.headers.get("content-length")
-            if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
-                return error(413, "body_too_large",
-                             f"request body over the {MAX_BODY_BYTES:,}-byte limit")
-            body = b""
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > MAX_BODY_BYTES:
-                    return error(413, "body_too_large",
-                                 f"request body over the {MAX_BODY_BYTES:,}-byte limit")
-            request._body = body  # replayed to the route handler
-        return await call_next(request)
+    Plain ASGI (not ``BaseHTTPMiddleware``, which costs a task and a stream per request):
+    a too-large Content-Length is refused from the header; otherwise the body is read up to
+    the limit and replayed to the app.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def _refuse(self, send: Send) -> None:
+        response = error(413, "body_too_large",
+                         f"request body over the {self.max_bytes:,}-byte limit")
+        await response({"type": "http"}, _no_receive, send)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope["headers"]:
+            if name == b"content-length" and (not value.isdigit()
+                                              or int(value) > self.max_bytes):
+                await self._refuse(send)
+                return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._refuse(send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+async def _no_receive() -> Message:
+    return {"type": "http.disconnect"}
+
+
+def json_response(content: dict[str, Any]) -> Response:
+    """Serialize once with the stdlib (FastAPI would first walk the dict through
+    ``jsonable_encoder`` and a response model, which costs more than the env's step)."""
+    return Response(json.dumps(content, ensure_ascii=False, allow_nan=False,
+                               separators=(",", ":")).encode(),
+                    media_type="application/json")
 
 
 class ResetRequest(BaseModel):
@@ -58,10 +114,78 @@ class ResetRequest(BaseModel):
     episode_id: str | None = Field(default=None, min_length=1, max_length=128)
 
 
+def _encodable(value: Any) -> Any:
+    """Refuse strings that cannot be UTF-8 (lone surrogates such as ``"\\ud800"`` are valid
+    JSON escapes): the env stores action text in SQLite, which would fail mid-step. Walks
+    iteratively so a deeply nested action cannot exhaust the stack."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError("strings must be valid Unicode (no lone surrogates)") from None
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return value
+
+
 class StepRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     action: Any = None
     episode_id: str | None = Field(default=None, min_length=1, max_length=128)
+
+    @field_validator("action")
+    @classmethod
+    def _action_is_unicode(cls, value: Any) -> Any:
+        return _encodable(value)
+
+
+def bundled(name: str) -> dict[str, Any]:
+    """``schemas/<name>`` with every file ``$ref`` inlined under ``$defs``.
+
+    The files in ``schemas/`` reference each other by relative path (resolved against their
+    ``$id``), which a client holding only the /schema response cannot follow; bundling makes
+    each returned schema self-contained and usable by any JSON Schema validator as is.
+    """
+    root = copy.deepcopy(load(name))
+    defs: dict[str, Any] = root.setdefault("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.endswith(".json") and not ref.startswith("#"):
+                key = ref.rsplit("/", 1)[-1].removesuffix(".schema.json").removesuffix(".json")
+                if key not in defs:
+                    sub = copy.deepcopy(load(ref))
+                    sub.pop("$schema", None)
+                    sub.pop("$id", None)
+                    defs[key] = None  # reserve: guards against reference cycles
+                    defs[key] = walk(sub)
+                node = {**node, "$ref": f"#/$defs/{key}"}
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    out = walk(root)
+    out["$defs"] = defs
+    if not defs:
+        out.pop("$defs")
+    return out
+
+
+@functools.cache
+def wire_schemas() -> dict[str, Any]:
+    return {"action": bundled("action.schema.json"),
+            "observation": bundled("observation.schema.json"),
+            "state": STATE_SCHEMA,
+            "medical_coding": {"action": bundled("coding_action.schema.json"),
+                               "observation": bundled("coding_observation.schema.json")}}
 
 
 def observation_dict(obs: Any) -> dict[str, Any]:
@@ -111,13 +235,18 @@ def create_app(capacity: int = CAPACITY, idle_ttl_s: float = IDLE_TTL_S) -> Fast
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:  # FastAPI's own body-parsing failure (e.g. nesting depth)
+            return error(400, "invalid_json", "request body could not be parsed as JSON")
         codes = {404: "not_found", 405: "method_not_allowed"}
         return error(exc.status_code, codes.get(exc.status_code, "http_error"),
                      str(exc.detail))
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        return error(500, "internal_error", f"{type(exc).__name__}: {exc}")
+        # A bug, not a client error: logged here, and only its type goes out (its text could
+        # carry episode internals).
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return error(500, "internal_error", f"internal error ({type(exc).__name__})")
 
     @app.get("/health")
     def health() -> dict[str, Any]:
@@ -132,11 +261,7 @@ def create_app(capacity: int = CAPACITY, idle_ttl_s: float = IDLE_TTL_S) -> Fast
 
     @app.get("/schema")
     def schema() -> dict[str, Any]:
-        return {"action": load("action.schema.json"),
-                "observation": load("observation.schema.json"),
-                "state": STATE_SCHEMA,
-                "medical_coding": {"action": load("coding_action.schema.json"),
-                                   "observation": load("coding_observation.schema.json")}}
+        return wire_schemas()
 
     @app.post("/reset")
     def reset(body: ResetRequest | None = None) -> dict[str, Any]:
@@ -145,18 +270,46 @@ def create_app(capacity: int = CAPACITY, idle_ttl_s: float = IDLE_TTL_S) -> Fast
         return {"episode_id": session.episode_id, "observation": observation_dict(obs),
                 "reward": 0.0, "done": False, "info": {}}
 
-    @app.post("/step")
-    def step(body: StepRequest) -> dict[str, Any]:
+    @app.post("/step", openapi_extra={"requestBody": {"required": True, "content": {
+        "application/json": {"schema": StepRequest.model_json_schema()}}}})
+    async def step(request: Request) -> Response:
+        # Parsed by pydantic-core straight from bytes: the hot path skips FastAPI's
+        # json.loads + dependency solving, with the same error shapes as other routes.
+        try:
+            body = StepRequest.model_validate_json(await request.body())
+        except ValidationError as exc:
+            raise RequestValidationError(exc.errors(include_url=False)) from None
         session = sessions.get(body.episode_id)
-        with session.lock:
-            res = session.env.step(body.action)
-        return {"episode_id": session.episode_id, "observation": observation_dict(res.observation),
-                "reward": res.reward, "done": res.done, "info": res.info}
+
+        def locked_step() -> Response:
+            try:
+                session.check_open()
+                res = session.env.step(body.action)
+                return json_response({"episode_id": session.episode_id,
+                                      "observation": observation_dict(res.observation),
+                                      "reward": res.reward, "done": res.done,
+                                      "info": res.info})
+            finally:
+                session.lock.release()
+
+        # A step is tens of µs of CPU, less than a hop to the threadpool, so it runs on the
+        # event loop when its episode is free; a busy episode waits in the threadpool.
+        if session.lock.acquire(blocking=False):
+            return locked_step()
+
+        def wait_and_step() -> Response:
+            session.lock.acquire()
+            return locked_step()
+
+        return await run_in_threadpool(wait_and_step)
 
     @app.get("/state")
-    def state(episode_id: str | None = None) -> dict[str, Any]:
+    def state(episode_id: str | None = Query(default=None, max_length=128)
+              ) -> dict[str, Any]:
         session = sessions.get(episode_id)
-        return session.env.state
+        with session.lock:
+            session.check_open()
+            return session.env.state
 
     app.state.max_body_bytes = MAX_BODY_BYTES
     from . import mcp, ws

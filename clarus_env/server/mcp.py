@@ -200,6 +200,7 @@ def _episode(ctx: dict[str, Any]) -> tuple[Any, Any]:
             raise ToolError("episode_expired", "this session's episode has expired or was "
                                                "closed: call the `reset` tool to start another"
                             ) from None
+        ctx["session"] = session
         return session.env, session.lock
     env = ctx.get("env")
     if env is None or getattr(env, "scenario", None) is None:
@@ -217,6 +218,10 @@ def _step(ctx: dict[str, Any], name: str, args: dict[str, Any]) -> dict[str, Any
         raise ToolError("wrong_task", f"{name} is a {kind} action; this episode is {task!r}, "
                                       f"whose actions are: {', '.join(allowed)}")
     with lock:
+        session = ctx.get("session")
+        if session is not None and session.closed:  # evicted between lookup and use
+            raise ToolError("episode_expired", "this session's episode has expired or was "
+                                               "closed: call the `reset` tool to start another")
         res = env.step({"action_type": name, "parameters": args})
     if "grade" in res.info:
         ctx["grade"] = res.info["grade"]
