@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from .actions import CODING_ACTIONS, ActionError, validate
@@ -39,7 +39,7 @@ class CodingObservation:
     done: bool
 
     def model_dump(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(self.__dict__)  # shallow, like the billing observation
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import random
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from .actions import ACTIONS, PHI_ACTIONS, ActionError, validate
@@ -57,7 +57,9 @@ class Observation:
     done: bool
 
     def model_dump(self) -> dict[str, Any]:
-        return asdict(self)
+        """A plain dict of the fields. Shallow on purpose: ``dataclasses.asdict`` deep-copies
+        the artifact in ``last_action_result`` and was the costliest part of serving a step."""
+        return dict(self.__dict__)
 
     def __getitem__(self, key: str) -> Any:  # obs["case_id"], as HTTP clients index it
         return getattr(self, key)
