@@ -8,15 +8,12 @@ only ``submit_codes`` is graded, and its reward is the deterministic score in [0
 
 from __future__ import annotations
 
-import random
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from .actions import CODING_ACTIONS, ActionError, validate
 from .env import StepResult
-from .splits import seeds
-from .tasks import get_task
+from .env_base import EnvBase
 
 LOOKUP_RESULTS = 10
 
@@ -45,43 +42,15 @@ class CodingObservation:
         return getattr(self, key)
 
 
-class CodingEnv:
+class CodingEnv(EnvBase):
     """``clarus_env.make("medical_coding")``."""
 
-    task_name = "medical_coding"
-
-    def __init__(self, task: str = "medical_coding", *, bundle_dir: str | None = None,
-                 split: str = "train", reference: Any = None) -> None:
-        self.task = get_task(task)
-        self.split = split
-        seeds(split, task)
-        self._bundle_dir = bundle_dir
-        self._reference = reference
-        self._draw = random.Random()
-        self.scenario: dict[str, Any] | None = None
-        self._done = True
-        self._steps = 0
-
-    @property
-    def reference(self) -> Any:
-        if self._reference is None:
-            from .reference import open_reference
-
-            self._reference = open_reference(self._bundle_dir)
-        return self._reference
+    def __init__(self, task: str = "medical_coding", **kwargs: Any) -> None:
+        super().__init__(task, **kwargs)
 
     def reset(self, seed: int | None = None, *, scenario: dict[str, Any] | None = None
               ) -> CodingObservation:
-        if scenario is None:
-            if seed is None:
-                seed = self._draw.choice(seeds(self.split, self.task_name))
-            from .scenario_store import load_scenario
-
-            scenario = load_scenario(self.task_name, seed, reference=self.reference,
-                                     bundle_dir=self._bundle_dir)
-        self.scenario = scenario
-        self.seed = scenario["seed"]
-        self.episode_id = uuid.uuid4().hex
+        self._begin(seed, scenario)
         self._case = 0
         self._steps = 0
         self._calls = 0

@@ -8,16 +8,13 @@ each positive shaping reward paid at most once per kind, so repeating an action 
 from __future__ import annotations
 
 import json
-import random
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from .actions import ACTIONS, PHI_ACTIONS, ActionError, validate
+from .env_base import EnvBase
 from .episode_db import clear, load_scenario_facts, new_episode_db
 from .grader import grade
-from .splits import seeds
-from .tasks import get_task
 
 R_AUTH, R_NEW_TYPE, R_DIAGNOSIS, R_DEESCALATE, R_DEADLINE, R_AUDIT = (
     0.05, 0.03, 0.05, 0.05, 0.03, 0.03)
@@ -73,45 +70,18 @@ class StepResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-class ClarusEnv:
+class ClarusEnv(EnvBase):
     """One billing-dispute task. ``reset(seed)`` starts an episode, ``step(action)`` plays it."""
 
-    def __init__(self, task: str, *, bundle_dir: str | None = None, split: str = "train",
-                 reference: Any = None) -> None:
-        self.task = get_task(task)
-        self.task_name = task
-        self.split = split
-        seeds(split)  # validates the split name early
-        self._bundle_dir = bundle_dir
-        self._reference = reference
-        self._draw = random.Random()
+    def __init__(self, task: str, **kwargs: Any) -> None:
+        super().__init__(task, **kwargs)
         self.db = None
-        self.scenario: dict[str, Any] | None = None
-        self._done = True
-        self._steps = 0
 
     # -- episode lifecycle ----------------------------------------------------------------
-    @property
-    def reference(self) -> Any:
-        if self._reference is None:
-            from .reference import open_reference
-
-            self._reference = open_reference(self._bundle_dir)
-        return self._reference
-
     def reset(self, seed: int | None = None, *, scenario: dict[str, Any] | None = None
               ) -> Observation:
         """Start an episode for ``seed`` (None: a random seed of the env's split)."""
-        if scenario is None:
-            if seed is None:
-                seed = self._draw.choice(seeds(self.split, self.task_name))
-            from .scenario_store import load_scenario
-
-            scenario = load_scenario(self.task_name, seed, reference=self.reference,
-                                     bundle_dir=self._bundle_dir)
-        self.scenario = scenario
-        self.seed = scenario["seed"]
-        self.episode_id = uuid.uuid4().hex
+        scenario = self._begin(seed, scenario)
         if self.db is None:
             self.db = new_episode_db()
         else:

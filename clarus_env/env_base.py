@@ -1,0 +1,50 @@
+"""What the billing and coding envs share: construction, the lazily opened reference bundle,
+and picking the scenario an episode plays (bundled split row or on-demand compile)."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from typing import Any
+
+from .splits import seeds
+from .tasks import get_task
+
+
+class EnvBase:
+    task_name: str
+
+    def __init__(self, task: str, *, bundle_dir: str | None = None, split: str = "train",
+                 reference: Any = None) -> None:
+        self.task = get_task(task)
+        self.task_name = task
+        self.split = split
+        seeds(split, task)  # validates the split name early
+        self._bundle_dir = bundle_dir
+        self._reference = reference
+        self._draw = random.Random()
+        self.scenario: dict[str, Any] | None = None
+        self._done = True
+        self._steps = 0
+
+    @property
+    def reference(self) -> Any:
+        if self._reference is None:
+            from .reference import open_reference
+
+            self._reference = open_reference(self._bundle_dir)
+        return self._reference
+
+    def _begin(self, seed: int | None, scenario: dict[str, Any] | None) -> dict[str, Any]:
+        """Load the episode's scenario (None seed: a random seed of the env's split)."""
+        if scenario is None:
+            if seed is None:
+                seed = self._draw.choice(seeds(self.split, self.task_name))
+            from .scenario_store import load_scenario
+
+            scenario = load_scenario(self.task_name, seed, reference=self.reference,
+                                     bundle_dir=self._bundle_dir)
+        self.scenario = scenario
+        self.seed = scenario["seed"]
+        self.episode_id = uuid.uuid4().hex
+        return scenario
