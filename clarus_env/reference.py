@@ -68,6 +68,7 @@ class ReferenceBundle:
             raise BundleError(f"{manifest}: unknown bundle format {self.manifest.get('format')!r}")
         self.release: str = self.manifest["release"]
         self._tables: dict[str, Any] = {}
+        self._memo: dict[tuple[Any, ...], Any] = {}  # point lookups the compiler repeats
         self._runs: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
         self._cols: dict[tuple[str, str], list[Any]] = {}
 
@@ -125,10 +126,22 @@ class ReferenceBundle:
         return None
 
     # -- lookups -------------------------------------------------------------------------
+    def _memoized(self, key: tuple[Any, ...], compute: Any) -> Any:
+        """Cache a point lookup; callers get their own copy of a row, never the cached one."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        row = self._memo[key]
+        return dict(row) if isinstance(row, dict) else row
+
     def rvu(self, hcpcs: str, modifier: str = "") -> dict[str, Any] | None:
         """PPRRVU row (RVUs, status, indicators, description) for a code and modifier."""
-        rows = self._rows("hcpcs_rvu", "hcpcs", hcpcs.strip().upper())
-        return next((r for r in rows if r["modifier"] == modifier.strip().upper()), None)
+        code, mod = hcpcs.strip().upper(), modifier.strip().upper()
+
+        def compute() -> dict[str, Any] | None:
+            rows = self._rows("hcpcs_rvu", "hcpcs", code)
+            return next((r for r in rows if r["modifier"] == mod), None)
+
+        return self._memoized(("rvu", code, mod), compute)
 
     def describe(self, code: str) -> str | None:
         """Short description of a CPT/HCPCS code (PPRRVU first, then HCPCS Level II)."""
@@ -160,6 +173,12 @@ class ReferenceBundle:
 
     def fee_row(self, hcpcs: str, mac: str, locality: str, *,
                 modifier: str = "") -> dict[str, Any] | None:
+        key = ("fee", hcpcs.strip().upper(), modifier.strip().upper(), mac.zfill(5),
+               locality.zfill(2))
+        return self._memoized(key, lambda: self._fee_row(hcpcs, mac, locality, modifier))
+
+    def _fee_row(self, hcpcs: str, mac: str, locality: str, modifier: str
+                 ) -> dict[str, Any] | None:
         start, stop = self._runs_of("fee_schedule", "hcpcs").get(hcpcs.strip().upper(), (0, 0))
         if start == stop:
             return None
