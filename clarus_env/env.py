@@ -183,7 +183,7 @@ class ClarusEnv(EnvBase):
             result = {**(result or {}), "episode_ended": "API call budget exhausted"}
         if ending is not None:
             self._end(ending)
-            reward += self._score or 0.0
+            reward += (self._score or 0.0) + R_DISTRACTOR * self._distractors_read()
             if name == "close_case":
                 result = {**(result or {}), "score": self._score}
         obs = self._observation(name, result, error, reward)
@@ -196,6 +196,13 @@ class ClarusEnv(EnvBase):
                         (str(self._steps),))
         self._grade = grade(self.db, self.task.checks)
         self._score = self._grade["score"]
+
+    def _distractors_read(self) -> int:
+        """Distinct distractor records fetched this episode (charged at the end)."""
+        row = self.db.execute(  # type: ignore[union-attr]
+            "SELECT COUNT(DISTINCT f.artifact_id) FROM fetched f JOIN artifacts a "
+            "USING(artifact_id) WHERE a.distractor = 1").fetchone()
+        return int(row[0]) if row else 0
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"episode_id": self.episode_id,
@@ -282,10 +289,10 @@ class ClarusEnv(EnvBase):
         duplicate = aid in self._fetched
         self.db.execute("INSERT INTO fetched VALUES (?,?,?,?)",
                         (self._steps + 1, aid, atype, int(duplicate)))
+        # a distractor is paid like any record here; its penalty is charged when the
+        # episode ends, so the reward of a fetch never tells which records matter
         if duplicate:
             reward = R_DUPLICATE
-        elif art.get("distractor"):
-            reward = R_DISTRACTOR
         elif atype not in self._fetched_types:
             reward = R_NEW_TYPE
         else:

@@ -11,12 +11,25 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+FAMILIES = ("process", "evidence", "outcome", "hygiene")
+
 
 @dataclass(frozen=True)
 class Check:
+    """One graded property of an episode. ``family`` says what kind of property it is;
+    ``outcome`` checks are the ones that compare the agent's answer with the scenario's
+    expected outcome, and "all outcome checks passed" is the benchmark's headline metric
+    (outcome accuracy), reported ahead of the seed's Laplace score."""
+
     id: str
     description: str
     sql: str  # one row: (passed 0/1, detail text)
+    family: str = "process"
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ValueError(f"check {self.id}: family must be one of {FAMILIES}, "
+                             f"got {self.family!r}")
 
 
 def score(passed: int, total: int) -> float:
@@ -34,8 +47,9 @@ def grade(db: sqlite3.Connection, checks: list[Check]) -> dict[str, Any]:
         ok = bool(row and row[0])
         detail = (row[1] if row and len(row) > 1 and row[1] is not None else
                   ("passed" if ok else "failed"))
-        rows.append({"id": c.id, "description": c.description, "passed": ok,
-                     "detail": str(detail)})
+        rows.append({"id": c.id, "description": c.description, "family": c.family,
+                     "passed": ok, "detail": str(detail)})
     passed = sum(r["passed"] for r in rows)
+    outcome = [r["passed"] for r in rows if r["family"] == "outcome"]
     return {"score": round(score(passed, len(rows)), 6), "passed": passed, "total": len(rows),
-            "checks": rows}
+            "outcome_correct": bool(outcome) and all(outcome), "checks": rows}

@@ -1,0 +1,79 @@
+"""SQL fragments every billing task's checks share: expected values, the answer in force at
+the first filing, and citation precision.
+
+Two rules of the benchmark live here so that no task can drift from them:
+
+- **An answer is graded as given at the first filing.** Counter-arguments and feedback
+  arrive after ``submit_resolution``; an agent that re-diagnoses after reading them is graded
+  on the diagnosis it filed on, and the change itself fails the hold checks.
+- **Citations are graded for precision as well as recall.** A scenario lists, under the
+  expected key ``relevant_ids``, every record that supports its finding (and, per counter,
+  ``counter_refutations`` rows for the records that refute it). An action whose citations
+  are mostly irrelevant — the "cite every id seen" strategy — fails its citation checks.
+"""
+
+from __future__ import annotations
+
+MIN_PRECISION_NUM, MIN_PRECISION_DEN = 1, 2  # at least half of the cited ids must be relevant
+
+
+def exp(key: str) -> str:
+    """The scenario's expected value for ``key`` (text, as the ``expected`` table stores it)."""
+    return f"(SELECT value FROM expected WHERE key='{key}')"
+
+
+def exp_list(key: str) -> str:
+    """The members of an expected JSON list, as a subquery usable after ``IN``."""
+    return f"(SELECT value FROM json_each({exp(key)}))"
+
+
+FIRST_AUTH = "(SELECT MIN(step) FROM auth)"
+FIRST_FILING = ("(SELECT MIN(step) FROM submissions WHERE resolution_type <> "
+                "'withdraw_dispute')")
+# the diagnosis the first filing rests on: the latest one written before it (or, with
+# nothing filed yet, the latest one at all)
+DX_STEP_AT_FILING = ("(SELECT MAX(step) FROM diagnoses WHERE step < "
+                     f"COALESCE({FIRST_FILING}, 1e18))")
+DX_AT_FILING = f"(SELECT * FROM diagnoses WHERE step = {DX_STEP_AT_FILING} LIMIT 1)"
+FIRST_SUBMISSION = f"(SELECT * FROM submissions WHERE step = {FIRST_FILING} LIMIT 1)"
+# a later diagnosis that names another finding or party than the one filed on
+DX_FLIPPED = (f"EXISTS(SELECT 1 FROM diagnoses d, {DX_AT_FILING} f WHERE d.step > "
+              f"{FIRST_FILING} AND (d.finding <> f.finding OR d.responsible_party <> "
+              "f.responsible_party))")
+
+
+def n_cited(kind: str, step: str) -> str:
+    return (f"(SELECT COUNT(DISTINCT artifact_id) FROM citations WHERE kind='{kind}' "
+            f"AND step={step})")
+
+
+def n_cited_relevant(kind: str, step: str, relevant: str = "relevant_ids") -> str:
+    return (f"(SELECT COUNT(DISTINCT artifact_id) FROM citations WHERE kind='{kind}' "
+            f"AND step={step} AND artifact_id IN {exp_list(relevant)})")
+
+
+def precise(kind: str, step: str, relevant: str = "relevant_ids") -> str:
+    """SQL truth value: at least half of the ids the action at ``step`` cited (as ``kind``)
+    support it. No citations at all is not precise (it is not evidence either)."""
+    n = n_cited(kind, step)
+    k = n_cited_relevant(kind, step, relevant)
+    return f"({n} > 0 AND {MIN_PRECISION_DEN} * {k} >= {MIN_PRECISION_NUM} * {n})"
+
+
+def precision_detail(kind: str, step: str, relevant: str = "relevant_ids") -> str:
+    """SQL text: 'k of n cited record(s) support it' (never names which ones)."""
+    return (f"({n_cited_relevant(kind, step, relevant)} || ' of ' || {n_cited(kind, step)} "
+            "|| ' cited record(s) support it')")
+
+
+def counter_precise(counter_kind: str, step: str) -> str:
+    """Precision for a counter rebuttal: at least half of what it cites refutes that counter
+    (``counter_refutations`` lists every record that does)."""
+    cid = f"(SELECT counter_id FROM counters WHERE kind='{counter_kind}')"
+    kind = f"'counter:' || {cid}"
+    n = (f"(SELECT COUNT(DISTINCT artifact_id) FROM citations WHERE kind={kind} "
+         f"AND step={step})")
+    k = (f"(SELECT COUNT(DISTINCT artifact_id) FROM citations WHERE kind={kind} AND "
+         f"step={step} AND artifact_id IN (SELECT artifact_id FROM counter_refutations WHERE "
+         f"counter_id={cid}))")
+    return f"({n} > 0 AND {MIN_PRECISION_DEN} * {k} >= {MIN_PRECISION_NUM} * {n})"
