@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import httpx
+import httpx2
 import pytest
 
 from clarus_env.actions import ACTIONS, CODING_ACTIONS
@@ -42,11 +43,14 @@ def base_url() -> Iterator[str]:
         yield url
 
 
-def with_session(base_url: str, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
-    """Run ``body`` inside an initialized SDK session (a fresh MCP session each call)."""
+def with_session(base_url: str, body: Callable[[ClientSession], Awaitable[Any]],
+                 headers: dict[str, str] | None = None) -> Any:
+    """Run ``body`` inside an initialized SDK session (a fresh MCP session each call); the
+    harness's scenario choice travels as ``X-Clarus-*`` headers on the SDK's HTTP client."""
 
     async def main() -> Any:
-        async with streamable_http_client(f"{base_url}/mcp") as (read, write), \
+        async with httpx2.AsyncClient(headers=headers or {}) as http, \
+                streamable_http_client(f"{base_url}/mcp", http_client=http) as (read, write), \
                 ClientSession(read, write) as session:
             init = await session.initialize()
             assert init.server_info.name == "clarus"
@@ -93,7 +97,7 @@ def play_oracle(base_url: str, task: str) -> tuple[list[dict[str, Any]], dict[st
     async def body(session: ClientSession) -> Any:
         early = await session.call_tool(plan[0]["action_type"], plan[0]["parameters"])
         assert early.is_error and "reset" in early.content[0].text
-        reset = structured(await session.call_tool("reset", {"task_name": task, "seed": SEED}))
+        reset = structured(await session.call_tool("reset", {}))
         assert reset["observation"]["task_name"] == task and reset["done"] is False
         steps = []
         for action in plan:
@@ -102,10 +106,10 @@ def play_oracle(base_url: str, task: str) -> tuple[list[dict[str, Any]], dict[st
             steps.append(structured(res))
         state = structured(await session.call_tool("state", {}))
         grade = structured(await session.call_tool("grade", {}))
-        assert state["episode_id"] == reset["episode_id"]
+        assert state["episode_id"] == reset["episode_id"] and state["seed"] == SEED
         return steps, state, grade
 
-    return with_session(base_url, body)
+    return with_session(base_url, body, {"X-Clarus-Task": task, "X-Clarus-Seed": str(SEED)})
 
 
 def test_sdk_plays_a_deductive_liability_oracle_episode(base_url: str) -> None:
@@ -130,7 +134,7 @@ def test_sdk_tool_errors_and_unknown_tools(base_url: str) -> None:
     async def body(session: ClientSession) -> Any:
         before = await session.call_tool("grade", {})
         bad_reset = await session.call_tool("reset", {"task_name": "nope"})
-        await session.call_tool("reset", {"task_name": "medical_coding", "seed": SEED})
+        await session.call_tool("reset", {"task_name": "medical_coding"})
         wrong_task = await session.call_tool("fetch_eob", {"claim_id": "C1"})
         bad_params = await session.call_tool("search_icd10", {"query": 5})
         not_yet = structured(await session.call_tool("grade", {}))
@@ -156,13 +160,57 @@ def test_high_level_client_auto_mode_and_session_termination(base_url: str) -> N
     async def main() -> tuple[int, dict[str, Any]]:
         async with Client(f"{base_url}/mcp") as client:
             tools = (await client.list_tools()).tools
-            await client.call_tool("reset", {"task_name": "medical_coding", "seed": SEED})
+            await client.call_tool("reset", {"task_name": "medical_coding"})
             return len(tools), structured(await client.call_tool("state", {}))
 
     n_tools, state = asyncio.run(main())
     assert n_tools == 26 and state["task"] == "medical_coding" and state["step_count"] == 0
     gone = httpx.get(f"{base_url}/state", params={"episode_id": state["episode_id"]})
     assert gone.status_code == 404
+
+
+def test_the_model_cannot_choose_or_repeat_a_scenario(base_url: str) -> None:
+    """Eval hygiene: the tools the model drives take no seed and start one episode per MCP
+    session, so an agent cannot re-play a seed it has just seen graded."""
+
+    async def body(session: ClientSession) -> Any:
+        seeded = await session.call_tool("reset", {"task_name": "deductive_liability",
+                                                   "seed": SEED})
+        first = structured(await session.call_tool("reset", {"task_name": "deductive_liability",
+                                                             "split": "dev"}))
+        again = await session.call_tool("reset", {"task_name": "deductive_liability"})
+        return seeded, first, again
+
+    seeded, first, again = with_session(base_url, body)
+    assert seeded.is_error and "X-Clarus-Seed" in seeded.content[0].text
+    assert first["observation"]["task_name"] == "deductive_liability"
+    assert again.is_error and "one episode per MCP session" in again.content[0].text
+    schema = next(t for t in asyncio.run(_tools(base_url)) if t.name == "reset")
+    assert "seed" not in schema_dict(schema.input_schema)["properties"]
+
+
+def test_harness_headers_choose_the_scenario_and_are_validated(base_url: str) -> None:
+    async def body(session: ClientSession) -> Any:
+        wrong = await session.call_tool("reset", {"task_name": "medical_coding"})
+        ok = structured(await session.call_tool("reset", {}))
+        return wrong, ok, structured(await session.call_tool("state", {}))
+
+    wrong, ok, state = with_session(base_url, body, {"X-Clarus-Task": "abductive_conflict",
+                                                     "X-Clarus-Seed": "50003",
+                                                     "X-Clarus-Split": "dev"})
+    assert wrong.is_error and "abductive_conflict" in wrong.content[0].text
+    assert state["task"] == "abductive_conflict" and state["seed"] == 50003
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        bad = http.post("/mcp", json=INIT, headers={"X-Clarus-Seed": "-1"})
+    assert bad.status_code == 200 and "X-Clarus-Seed" in bad.json()["error"]["message"]
+    assert "mcp-session-id" not in bad.headers
+
+
+async def _tools(base_url: str) -> Any:
+    async with streamable_http_client(f"{base_url}/mcp") as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        return (await session.list_tools()).tools
 
 
 def test_sessions_are_isolated_and_deleted(base_url: str) -> None:
@@ -286,14 +334,14 @@ def test_raw_session_and_transport_rules(http: httpx.Client, sid: str) -> None:
 
 def test_handle_jsonrpc_without_http() -> None:
     """The transport-free core, as the WebSocket route uses it: the env lives in ``ctx``."""
-    ctx: dict[str, Any] = {}
+    ctx: dict[str, Any] = {"harness": {"seed": SEED}}  # what initialize's headers would set
     assert handle_jsonrpc({"jsonrpc": "2.0", "method": "notifications/initialized"}, ctx) is None
     early = handle_jsonrpc({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                             "params": {"name": "submit_codes", "arguments": {}}}, ctx)
     assert early["result"]["isError"] is True
     reset = handle_jsonrpc({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                             "params": {"name": "reset", "arguments": {
-                                "task_name": "medical_coding", "seed": SEED}}}, ctx)
+                                "task_name": "medical_coding"}}}, ctx)
     assert reset["result"]["isError"] is False and ctx["env"].task_name == "medical_coding"
     plan = get_task("medical_coding").oracle(load_scenario("medical_coding", SEED))
     for i, action in enumerate(plan, 3):

@@ -275,6 +275,14 @@ def test_mcp_messages(base_url: str) -> None:
             st = called["data"]["result"]["structuredContent"]
             assert st["episode_id"] == reset["data"]["episode_id"]
             assert st["task"] == "medical_coding"
+            # the model's reset tool cannot replace the episode the harness started
+            refused = await ask(ws, {"type": "mcp", "data": {
+                "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "reset", "arguments": {"task_name": "abductive_conflict"}}}})
+            assert refused["data"]["result"]["isError"] is True
+            state = await ask(ws, {"type": "state"})
+            assert state["data"]["task"] == "medical_coding"
+        async with connect(ws_url(base_url)) as ws:
             # and the other way round: an episode MCP starts is the one `state` reports
             await ask(ws, {"type": "mcp", "data": {
                 "jsonrpc": "2.0", "id": 3, "method": "tools/call",

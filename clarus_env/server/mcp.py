@@ -5,8 +5,15 @@ actions become tools whose ``inputSchema`` is the action's published JSON Schema
 MCP client sees is exactly what ``/step`` validates.
 
 Sessions are explicit. ``initialize`` opens an MCP session (``Mcp-Session-Id``); the session
-owns at most one episode, started by the ``reset`` tool. Action tools called before ``reset``
-are tool errors (``isError``), never guesses. Episodes themselves live in the app's
+owns exactly one episode, started by the ``reset`` tool. Action tools called before ``reset``
+are tool errors (``isError``), never guesses.
+
+The model drives the tools, so the tools cannot choose or repeat a scenario: ``reset`` takes
+no seed and works once per MCP session (an agent that could reset to the seed it just saw
+graded would solve any seed by trial and error). The *harness* picks the scenario when it
+opens the session, with the headers ``X-Clarus-Task``, ``X-Clarus-Seed`` and
+``X-Clarus-Split`` on ``initialize`` (the official SDK client takes them as ``headers=``);
+without a seed the server draws one from the split. Episodes themselves live in the app's
 ``SessionManager`` (``app.state.sessions``), so MCP episodes share the server's capacity
 limit, idle expiry and per-episode lock with HTTP ones, and ``GET /state?episode_id=`` works
 for them too. The MCP sessions around them are a second, lightweight store (a dict each) with
@@ -65,8 +72,9 @@ SPLITS = ("train", "dev", "test")
 CODING_TASK = "medical_coding"
 
 INSTRUCTIONS = (
-    "Clarus: healthcare billing dispute and medical coding arenas. Call the `reset` tool with "
-    "a task_name first (" + ", ".join(TASKS) + "); then play the episode with that task's "
+    "Clarus: healthcare billing dispute and medical coding arenas. Call the `reset` tool "
+    "first (once per session; task_name one of " + ", ".join(TASKS) + ", unless the harness "
+    "chose the task); then play the episode with that task's "
     "action tools (tools tagged [billing] for the three billing tasks, [medical_coding] for "
     "medical_coding). Each call returns {observation, reward, done, info}. Billing episodes "
     "are graded at close_case, coding episodes after the third submit_codes; `state` shows "
@@ -78,18 +86,19 @@ INSTRUCTIONS = (
 def _session_tools() -> list[dict[str, Any]]:
     return [
         {"name": "reset",
-         "description": "Start a new episode in this MCP session (replacing any current one). "
-                        "Must be called before any action tool.",
+         "description": "Start this MCP session's episode (once per session). Must be called "
+                        "before any action tool. The scenario is chosen by the harness (or "
+                        "drawn at random from the split), never by the caller.",
          "inputSchema": {
              "type": "object",
              "properties": {
                  "task_name": {"type": "string", "enum": list(TASKS),
-                               "description": "The task to play."},
-                 "seed": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1,
-                          "description": "Scenario seed; omitted: a random seed of the split."},
+                               "description": "The task to play (required unless the harness "
+                                              "chose it for this session)."},
                  "split": {"type": "string", "enum": list(SPLITS),
-                           "description": "Seed split to draw from (default train)."}},
-             "required": ["task_name"], "additionalProperties": False}},
+                           "description": "Seed split to draw from (default train; ignored "
+                                          "when the harness chose the scenario)."}},
+             "additionalProperties": False}},
         {"name": "state",
          "description": "Episode bookkeeping: episode_id, task, seed, step_count, done, score.",
          "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False}},
@@ -138,27 +147,67 @@ def _tool_error(code: str, message: str) -> dict[str, Any]:
 
 
 # -- episodes -------------------------------------------------------------------------------
-def _check_reset_args(args: dict[str, Any]) -> tuple[str, int | None, str | None]:
-    unknown = sorted(str(k) for k in args if k not in ("task_name", "seed", "split"))
+HARNESS_HEADERS = {"task_name": "x-clarus-task", "seed": "x-clarus-seed",
+                   "split": "x-clarus-split"}
+
+
+def harness_choice(headers: Any) -> dict[str, Any]:
+    """The scenario a harness chose for an MCP session, from ``initialize``'s headers.
+
+    Raises ToolError naming the header when a value is malformed."""
+    out: dict[str, Any] = {}
+    task = headers.get(HARNESS_HEADERS["task_name"])
+    if task is not None:
+        if task not in TASKS:
+            raise ToolError("unknown_task", f"header X-Clarus-Task must be one of "
+                                            f"{', '.join(TASKS)}; got {task!r}")
+        out["task_name"] = task
+    seed = headers.get(HARNESS_HEADERS["seed"])
+    if seed is not None:
+        if not seed.isdigit() or int(seed) > 2**63 - 1:
+            raise ToolError("invalid_seed", "header X-Clarus-Seed must be a non-negative "
+                                            f"64-bit integer; got {seed[:40]!r}")
+        out["seed"] = int(seed)
+    split = headers.get(HARNESS_HEADERS["split"])
+    if split is not None:
+        if split not in SPLITS:
+            raise ToolError("invalid_split", "header X-Clarus-Split must be train, dev or "
+                                             f"test; got {split[:40]!r}")
+        out["split"] = split
+    return out
+
+
+def _check_reset_args(ctx: dict[str, Any], args: dict[str, Any]
+                      ) -> tuple[str, int | None, str | None]:
+    if "seed" in args:
+        raise ToolError("invalid_arguments", "reset: the seed is not the caller's to choose; "
+                        "the harness sets it with the X-Clarus-Seed header on initialize")
+    unknown = sorted(str(k) for k in args if k not in ("task_name", "split"))
     if unknown:
         raise ToolError("invalid_arguments", f"reset: unknown argument(s) {', '.join(unknown)}; "
-                                             "allowed: task_name, seed, split")
-    task = args.get("task_name")
+                                             "allowed: task_name, split")
+    chosen = ctx.get("harness") or {}
+    task = args.get("task_name", chosen.get("task_name"))
     if not isinstance(task, str) or task not in TASKS:
         raise ToolError("unknown_task", f"reset.task_name must be one of {', '.join(TASKS)}; "
                                         f"got {task!r}")
-    seed = args.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
-                             or not 0 <= seed <= 2**63 - 1):
-        raise ToolError("invalid_seed", "reset.seed must be a non-negative 64-bit integer")
+    if "task_name" in chosen and task != chosen["task_name"]:
+        raise ToolError("unknown_task", f"reset.task_name: the harness chose "
+                                        f"{chosen['task_name']!r} for this session")
     split = args.get("split")
     if split is not None and split not in SPLITS:
         raise ToolError("invalid_split", f"reset.split must be train, dev or test; got {split!r}")
-    return task, seed, split
+    if "seed" in chosen or "split" in chosen:
+        split = chosen.get("split")
+    return task, chosen.get("seed"), split
 
 
 def _reset(ctx: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
-    task, seed, split = _check_reset_args(args)
+    if ctx.get("reset_done") or (ctx.get("env") is not None
+                                 and getattr(ctx["env"], "scenario", None) is not None):
+        raise ToolError("episode_exists", "this session already has its episode: one episode "
+                        "per MCP session (the harness opens a new session for the next one)")
+    task, seed, split = _check_reset_args(ctx, args)
     sessions = ctx.get("sessions")
     ctx.pop("grade", None)
     if sessions is not None:
@@ -182,6 +231,7 @@ def _reset(ctx: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
                 env.split = split
             obs = env.reset(seed=seed)
             episode_id = env.episode_id
+    ctx["reset_done"] = True
     return {"episode_id": episode_id, "observation": obs.model_dump(), "reward": 0.0,
             "done": False, "info": {}}
 
@@ -198,7 +248,8 @@ def _episode(ctx: dict[str, Any]) -> tuple[Any, Any]:
             session = sessions.get(key)
         except SessionError:
             raise ToolError("episode_expired", "this session's episode has expired or was "
-                                               "closed: call the `reset` tool to start another"
+                                               "closed: open a new MCP session for another "
+                                               "episode"
                             ) from None
         ctx["session"] = session
         return session.env, session.lock
@@ -221,7 +272,8 @@ def _step(ctx: dict[str, Any], name: str, args: dict[str, Any]) -> dict[str, Any
         session = ctx.get("session")
         if session is not None and session.closed:  # evicted between lookup and use
             raise ToolError("episode_expired", "this session's episode has expired or was "
-                                               "closed: call the `reset` tool to start another")
+                                               "closed: open a new MCP session for another "
+                                               "episode")
         res = env.step({"action_type": name, "parameters": args})
     if "grade" in res.info:
         ctx["grade"] = res.info["grade"]
@@ -459,6 +511,10 @@ async def mcp_post(request: Request) -> Response:
     headers: dict[str, str] = {}
     if method == "initialize" and isinstance(payload, dict) and "id" in payload:
         ctx: dict[str, Any] = {"sessions": request.app.state.sessions}
+        try:
+            ctx["harness"] = harness_choice(request.headers)
+        except ToolError as exc:
+            return _rpc_response(_error(payload.get("id"), INVALID_PARAMS, exc.message), 200)
         reply = await run_in_threadpool(handle_jsonrpc, payload, ctx)
         if reply is not None and "result" in reply:
             new_sid = store.add(ctx)
