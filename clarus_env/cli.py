@@ -82,20 +82,46 @@ def _eval(args: argparse.Namespace) -> int:
     if args.out and len(agents) > 1:
         raise ValueError("--out stores one agent's trajectories; give a single --agent")
     tasks = ALL_TASKS if args.task == "all" else (args.task,)
-    overview: dict[str, dict[str, float]] = {}
+    overview: dict[str, dict[str, dict[str, float]]] = {}
     for agent in agents:
         results = evaluate(agent, tasks, args.split, trials=args.trials, limit=args.limit,
                            progress=not args.quiet)
         print(format_table(results) + "\n")
-        overview[agent] = {t: s["mean_score"] for t, s in results["summary"].items()}
+        overview[agent] = results["summary"]
         if args.out:
             dump(results, args.out)
             print(f"trajectories and grades written to {args.out}")
     if len(agents) > 1:
-        print(f"mean score on {args.split}:")
-        print(f"{'task':<26}" + "".join(f"{a:>11}" for a in agents))
-        for t in tasks:
-            print(f"{t:<26}" + "".join(f"{overview[a][t]:>11.3f}" for a in agents))
+        for label, key in (("outcome accuracy", "outcome_accuracy"),
+                           ("pass rate (every check)", "pass_rate"),
+                           ("mean score (the seed's Laplace score)", "mean_score")):
+            print(f"{label} on {args.split}:")
+            print(f"{'task':<26}" + "".join(f"{a:>11}" for a in agents))
+            for t in tasks:
+                print(f"{t:<26}" + "".join(f"{overview[a][t][key]:>11.3f}" for a in agents))
+            print()
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    import json
+
+    from .audit import BILLING_TASKS, audit_task, format_audit
+    from .evaluation import dump
+
+    tasks = BILLING_TASKS if args.task == "all" else (args.task,)
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
+    reports = []
+    for task in tasks:
+        report = audit_task(task, args.split, limit=args.limit, train_limit=args.train_limit,
+                            agents=agents, progress=not args.quiet)
+        print(format_audit(report) + "\n")
+        reports.append(report)
+    if args.out:
+        dump({"format": "clarus-audit", "split": args.split, "reports": reports}, args.out)
+        print(f"audit written to {args.out}")
+    if args.json:
+        print(json.dumps(reports, indent=1, sort_keys=True))
     return 0
 
 
@@ -170,6 +196,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     sv.add_argument("--port", type=int, default=7860)
     sv.add_argument("--log-level", default="info")
     sv.set_defaults(func=_serve)
+    au = sub.add_parser("audit", help="shortcut agents (fitted on train) vs oracle, heuristic "
+                        "and random: can the task be won without reasoning?")
+    au.add_argument("--task", default="all",
+                    choices=("all", "deductive_liability", "abductive_conflict",
+                             "adversarial_fabrication"))
+    au.add_argument("--split", default="test", choices=("dev", "test"))
+    au.add_argument("--limit", type=int, default=None, help="only the first N seeds of the split")
+    au.add_argument("--train-limit", type=int, default=None,
+                    help="fit the shortcuts on the first N train seeds only")
+    au.add_argument("--agents", help="only these agents (comma-separated names from the table)")
+    au.add_argument("--out", help="write the audit report to this JSON file")
+    au.add_argument("--json", action="store_true", help="also print the report as JSON")
+    au.add_argument("--quiet", action="store_true", help="no progress bar")
+    au.set_defaults(func=_audit)
     rg = sub.add_parser("regrade", help="replay stored trajectories and compare the grades")
     rg.add_argument("results", help="a results JSON written by `clarus eval --out`")
     rg.set_defaults(func=_regrade)

@@ -144,14 +144,23 @@ def summarize(episodes: list[dict[str, Any]], trials: int) -> dict[str, Any]:
     out = {}
     for task, eps in by_task.items():
         per_seed: dict[int, list[bool]] = defaultdict(list)
+        per_seed_outcome: dict[int, list[bool]] = defaultdict(list)
         fails: Counter[str] = Counter()
         for e in eps:
             g = e["grade"] or {"passed": 0, "total": 1, "checks": []}
             per_seed[e["seed"]].append(g["passed"] == g["total"])
+            per_seed_outcome[e["seed"]].append(outcome_correct(e))
             fails.update(c["id"] for c in g["checks"] if not c["passed"])
         scores = [e["grade"]["score"] if e["grade"] else 0.0 for e in eps]
+        n_outcome = sum(sum(v) for v in per_seed_outcome.values())
         out[task] = {
             "episodes": len(eps), "scenarios": len(per_seed),
+            "outcome_accuracy": round(n_outcome / len(eps), 4),
+            "outcome_pass_hat_k": {
+                str(k): round(sum(pass_hat_k(sum(v), len(v), k)
+                                  for v in per_seed_outcome.values()) / len(per_seed), 4)
+                for k in range(1, trials + 1)},
+            "pass_rate": round(sum(sum(v) for v in per_seed.values()) / len(eps), 4),
             "mean_score": round(sum(scores) / len(scores), 4),
             "mean_return": round(sum(e["return"] for e in eps) / len(eps), 4),
             "pass_hat_k": {str(k): round(sum(pass_hat_k(sum(v), len(v), k)
@@ -166,17 +175,31 @@ def summarize(episodes: list[dict[str, Any]], trials: int) -> dict[str, Any]:
     return out
 
 
+def outcome_correct(episode: dict[str, Any]) -> bool:
+    """The headline per-episode verdict: every outcome check passed (billing), every case
+    coded exactly (medical_coding). Process credit cannot buy it."""
+    g = episode.get("grade")
+    if not g:
+        return False
+    if "outcome_correct" in g:
+        return bool(g["outcome_correct"])
+    cases = g.get("cases")
+    if cases:
+        return all(c.get("reward") == 1.0 for c in cases)
+    return g["passed"] == g["total"]
+
+
 def format_table(results: dict[str, Any]) -> str:
     trials = results["trials"]
-    head = (f"{'task':<26}{'scen':>6}{'mean score':>12}" +
+    head = (f"{'task':<26}{'scen':>6}{'outcome acc':>13}" +
             "".join(f"{'pass^' + str(k):>9}" for k in range(1, trials + 1)) +
-            "  most-failed checks")
+            f"{'score':>8}  most-failed checks")
     lines = [f"agent={results['agent']} split={results['split']} trials={trials}", head]
     for task, s in results["summary"].items():
         failed = ", ".join(f"{f['check']} ({f['fail_rate']:.0%})" for f in s["most_failed"])
-        lines.append(f"{task:<26}{s['scenarios']:>6}{s['mean_score']:>12.3f}" +
+        lines.append(f"{task:<26}{s['scenarios']:>6}{s['outcome_accuracy']:>13.3f}" +
                      "".join(f"{s['pass_hat_k'][str(k)]:>9.3f}" for k in range(1, trials + 1)) +
-                     f"  {failed or '-'}")
+                     f"{s['mean_score']:>8.3f}  {failed or '-'}")
     coding = results["summary"].get("medical_coding", {}).get("coding")
     if coding:
         by = ", ".join(f"{d} {v:.3f}" for d, v in coding["mean_reward_by_difficulty"].items())

@@ -1,0 +1,513 @@
+"""`clarus audit`: the shortcut agents a benchmark must defeat, shipped with the benchmark.
+
+An arena is only as good as its hardest shortcut. Each agent here wins — if it wins — without
+the reasoning the task claims to test: it predicts the outcome from the modal class, from the
+words of the complaint, from the codes on the claim, or from the counter-arguments' wording;
+it farms shaping rewards, or cites every record it has seen. Every learned shortcut is fitted
+on the **train** split only and measured on the split asked for.
+
+All of them play through the task's observation-only heuristic (``HeuristicAgent``) with its
+decision replaced (``decide``/``respond`` hooks), so they earn the same process credit as an
+agent that reasons: what separates them from the heuristic is only the reasoning. Missing
+fields of a shortcut's decision fall back to the heuristic's own (the amount, for example), so
+the audit is conservative: a shortcut gets the heuristic's arithmetic for free.
+
+The audit also runs the heuristic with one kind of evidence hidden (``hide``): if the task is
+sound, hiding the evidence it is about drops the heuristic to the shortcut level.
+
+Everything is generic over the billing tasks: the outcome fields are read from each
+scenario's ``expected`` table and the agent's answer from its episode database (the diagnosis
+in force at the first filing, and the first filing), so it keeps working when generators
+change.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .env import make
+from .evaluation import outcome_correct
+from .scenario_store import load_scenario
+from .splits import seeds
+from .tasks import get_task
+from .tasks.check_sql import DX_AT_FILING, FIRST_SUBMISSION
+
+BILLING_TASKS = ("deductive_liability", "abductive_conflict", "adversarial_fabrication")
+OUTCOME_FIELDS = ("finding", "responsible_party", "resolution_type", "appeal_reason")
+# the evidence each task is about: hiding it must cost the heuristic its edge
+ABLATIONS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "deductive_liability": (("processor_log",), ("payment_ledger",), ("eob",)),
+    "abductive_conflict": (("provider_record",), ("ncci_edit",)),
+    "adversarial_fabrication": (("processor_log",), ("processor_log", "facility_record")),
+}
+WORD = re.compile(r"[a-z][a-z0-9']+|\$?\d[\d,.]*")
+ID_KEYS = ("claim_id", "plan_id", "facility_id")
+FETCH_BY_KEY = {"claim_id": ("fetch_claim_record", "fetch_eob", "fetch_provider_record"),
+                "plan_id": ("fetch_plan_document",), "facility_id": ("fetch_facility_record",)}
+
+
+# -- what a scenario's answer is, and what an agent answered ---------------------------------
+def label_of(expected: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The scenario's categorical outcome, as a hashable joint label."""
+    return tuple((f, str(expected[f])) for f in OUTCOME_FIELDS if f in expected)
+
+
+def answered(env: Any) -> dict[str, str | None]:
+    """The agent's categorical answer, read as the grader reads it: the diagnosis in force at
+    the first filing and the first filing itself."""
+    db = env.db
+    dx = db.execute(f"SELECT finding, responsible_party FROM {DX_AT_FILING}").fetchone()
+    sub = db.execute(f"SELECT resolution_type, appeal_reason FROM {FIRST_SUBMISSION}"
+                     ).fetchone()
+    return {"finding": dx[0] if dx else None, "responsible_party": dx[1] if dx else None,
+            "resolution_type": sub[0] if sub else None,
+            "appeal_reason": (sub[1] or "none") if sub else None}
+
+
+def tokens(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+# -- a small multinomial naive Bayes (pure Python: the light package takes no ML stack) ------
+class NaiveBayes:
+    """Bag-of-words classifier with Laplace smoothing; deterministic tie-breaking."""
+
+    def __init__(self, alpha: float = 1.0) -> None:
+        self.alpha = alpha
+
+    def fit(self, docs: Iterable[list[str]], labels: Iterable[Any]) -> NaiveBayes:
+        self.counts: dict[Any, Counter[str]] = defaultdict(Counter)
+        self.priors: Counter[Any] = Counter()
+        for doc, label in zip(docs, labels, strict=True):
+            self.priors[label] += 1
+            self.counts[label].update(doc)
+        self.vocab = {w for c in self.counts.values() for w in c}
+        self.totals = {lab: sum(c.values()) for lab, c in self.counts.items()}
+        self.n = sum(self.priors.values())
+        self.labels = sorted(self.priors, key=repr)
+        return self
+
+    def predict(self, doc: list[str]) -> Any:
+        v = len(self.vocab) or 1
+        best, best_lp = None, -math.inf
+        for lab in self.labels:
+            lp = math.log(self.priors[lab] / self.n)
+            denom = self.totals[lab] + self.alpha * v
+            c = self.counts[lab]
+            lp += sum(math.log((c[w] + self.alpha) / denom) for w in doc if w in self.vocab)
+            if lp > best_lp:
+                best, best_lp = lab, lp
+        return best
+
+
+# -- training data: what a shortcut may see of a train scenario ------------------------------
+def _first(scenario: dict[str, Any], atype: str) -> dict[str, Any] | None:
+    """The data of the case's own record of a type (what an agent fetching by the case's key
+    sees), falling back to any record of that type."""
+    arts = [a for a in scenario["artifacts"] if a["type"] == atype]
+    own = [a for a in arts if not a.get("distractor")]
+    pick = (own or arts or [None])[0]
+    return pick["data"] if pick else None
+
+
+def claim_key(records: dict[str, Any], coarse: bool = False) -> tuple[Any, ...] | None:
+    """The claim's billed codes and modifiers (from the claim record, else the EOB)."""
+    data = records.get("claim_record") or records.get("eob")
+    if not data:
+        return None
+    lines = data.get("lines") or []
+    key = []
+    for ln in lines:
+        code = str(ln.get("hcpcs", ""))
+        mods = tuple(sorted(str(m) for m in ln.get("modifiers", []) or []))
+        key.append((code[:3] if coarse else code, bool(mods) if coarse else mods))
+    return tuple(sorted(key))
+
+
+@dataclass
+class TrainSet:
+    task: str
+    scenarios: list[dict[str, Any]]
+    labels: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.labels = [label_of(s["expected"]) for s in self.scenarios]
+
+
+def load_train(task: str, limit: int | None = None) -> TrainSet:
+    return TrainSet(task, [load_scenario(task, s) for s in list(seeds("train", task))[:limit]])
+
+
+def _modal(labels: list[Any]) -> Any:
+    counts = Counter(labels)
+    top = max(counts.values())
+    return sorted((lab for lab, n in counts.items() if n == top), key=repr)[0]
+
+
+# -- shortcut decision rules -----------------------------------------------------------------
+Decide = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _as_decision(label: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    return dict(label)
+
+
+def modal_rule(train: TrainSet) -> Decide:
+    label = _modal(train.labels)
+    return lambda view: _as_decision(label)
+
+
+def always_rules(train: TrainSet) -> dict[str, Decide]:
+    """One rule per finding value: always answer that finding (with its most common party,
+    resolution and reason on train)."""
+    by_finding: dict[str, list[Any]] = defaultdict(list)
+    for lab in train.labels:
+        by_finding[dict(lab).get("finding", "")].append(lab)
+    modal = {f: _modal(labs) for f, labs in sorted(by_finding.items())}
+    return {f"always_{f}": (lambda view, lab=lab: _as_decision(lab)) for f, lab in modal.items()}
+
+
+def complaint_rule(train: TrainSet) -> Decide:
+    nb = NaiveBayes().fit((tokens(s["case"]["patient_complaint"]) for s in train.scenarios),
+                          train.labels)
+    return lambda view: _as_decision(nb.predict(tokens(view.get("complaint", ""))))
+
+
+def claim_rule(train: TrainSet) -> Decide:
+    """The claim-only memorizer: a table from the claim's codes and modifiers to the outcome
+    (exact codes first, then code families and whether a modifier was appended)."""
+    tables: list[dict[Any, Any]] = []
+    for coarse in (False, True):
+        votes: dict[Any, list[Any]] = defaultdict(list)
+        for s, lab in zip(train.scenarios, train.labels, strict=True):
+            recs = {t: _first(s, t) for t in ("claim_record", "eob")}
+            key = claim_key(recs, coarse)
+            if key is not None:
+                votes[key].append(lab)
+        tables.append({k: _modal(v) for k, v in votes.items()})
+    fallback = _modal(train.labels)
+
+    def decide(view: dict[str, Any]) -> dict[str, Any]:
+        for table, coarse in zip(tables, (False, True), strict=True):
+            key = claim_key(view.get("records", {}), coarse)
+            if key in table:
+                return _as_decision(table[key])
+        return _as_decision(fallback)
+
+    return decide
+
+
+def counter_label(counter: dict[str, Any]) -> str | None:
+    """The expected response to a counter-argument, when the scenario states one."""
+    for key in ("expected_decision", "decision"):
+        if isinstance(counter.get(key), str):
+            return counter[key]
+    if isinstance(counter.get("valid"), bool):
+        return "concede" if counter["valid"] else "reject"
+    return None
+
+
+def counter_rules(train: TrainSet) -> tuple[Decide, Callable[..., str]] | None:
+    """The counter-text classifier: predicts the outcome from the wording of the
+    counter-arguments (used to re-diagnose after filing) and each counter's right response
+    from its own text."""
+    docs, labs, cdocs, clabs = [], [], [], []
+    for s, lab in zip(train.scenarios, train.labels, strict=True):
+        counters = s.get("counters") or []
+        if not counters:
+            continue
+        docs.append([w for c in counters for w in tokens(c["text"])])
+        labs.append(lab)
+        for c in counters:
+            want = counter_label(c)
+            if want is not None:
+                cdocs.append(tokens(c["text"]))
+                clabs.append(want)
+    if not docs:
+        return None
+    nb = NaiveBayes().fit(docs, labs)
+    cnb = NaiveBayes().fit(cdocs, clabs) if len(set(clabs)) > 1 else None
+
+    def decide(view: dict[str, Any]) -> dict[str, Any]:
+        counters = view.get("counters") or []
+        return _as_decision(nb.predict([w for c in counters for w in tokens(c["text"])]))
+
+    def respond(view: dict[str, Any], counter: dict[str, Any]) -> str:
+        return cnb.predict(tokens(counter.get("text", ""))) if cnb else "reject"
+
+    return decide, respond
+
+
+# -- agents ----------------------------------------------------------------------------------
+def heuristic_class(task: str) -> Any:
+    return importlib.import_module(f"clarus_env.tasks.{task}.heuristic").HeuristicAgent
+
+
+class RediagnoseAfterCounters:
+    """Plays the heuristic, and once the counter-arguments arrive writes a new diagnosis
+    predicted from their wording (the "read the feedback, re-answer" exploit). Graded on the
+    first filing, the new diagnosis must not help — and a flip must cost the hold checks."""
+
+    privileged = False
+
+    def __init__(self, inner: Any, decide: Decide) -> None:
+        self.inner, self.decide = inner, decide
+
+    def reset(self, observation: Any, **kw: Any) -> None:
+        self.inner.reset(observation, **kw)
+        self.cited: list[str] = []
+        self.pending: dict[str, Any] | None = None
+        self.done_rediagnosis = False
+
+    def act(self, observation: Any) -> dict[str, Any]:
+        res = observation.last_action_result
+        if isinstance(res, dict) and res.get("artifact_id"):
+            self.cited.append(res["artifact_id"])
+        if (isinstance(res, dict) and res.get("counter_arguments")
+                and not self.done_rediagnosis):
+            self.done_rediagnosis = True
+            guess = self.decide({"counters": res["counter_arguments"]})
+            self.pending = {"action_type": "write_diagnosis", "parameters": {
+                "responsible_party": guess.get("responsible_party", "provider"),
+                "finding": guess.get("finding", ""), "cited_artifacts": self.cited[:3],
+                "summary": "revised after reading the counter-arguments"}}
+            # the heuristic still sees this observation on its next turn
+            self.held = observation
+            return self.pending
+        if self.pending is not None:
+            self.pending = None
+            return self.inner.act(self.held)
+        return self.inner.act(observation)
+
+
+class RewardFarmer:
+    """Collects every shaping reward on offer and never works the case: authenticate, read
+    every record it can find a key for, check every deadline, write a diagnosis citing two
+    records, calm the patient, write an audit entry, close. Files nothing."""
+
+    privileged = False
+
+    def __init__(self, task: str) -> None:
+        self.task = task
+
+    def reset(self, observation: Any, **_: Any) -> None:
+        self.case_id = observation.case_id
+        self.tried: set[tuple[str, str]] = set()
+        self.ids: list[str] = []
+        self.queue: list[dict[str, Any]] = [
+            {"action_type": "authenticate_patient", "parameters": {"patient_id": self.case_id}},
+            {"action_type": "fetch_payment_ledger", "parameters": {"patient_id": self.case_id}},
+            {"action_type": "fetch_payment_processor_log",
+             "parameters": {"patient_id": self.case_id}}]
+        for cid in sorted(set(re.findall(r"\bCLM-\d+\b", observation.patient_complaint))):
+            self._keys("claim_id", cid)
+        self.tail = [
+            *({"action_type": "check_deadline", "parameters": {"deadline_type": d}}
+              for d in ("refund_request", "internal_appeal", "nsa_dispute", "gfe_delivery")),
+            "diagnosis",
+            {"action_type": "send_patient_communication",
+             "parameters": {"message_type": "explanation", "message": "We are looking into it."}},
+            {"action_type": "write_audit_entry", "parameters": {"summary": "records reviewed"}},
+            {"action_type": "close_case", "parameters": {}}]
+
+    def _keys(self, key: str, value: str) -> None:
+        for action in FETCH_BY_KEY[key]:
+            if (action, value) not in self.tried:
+                self.tried.add((action, value))
+                self.queue.append({"action_type": action, "parameters": {key: value}})
+
+    def act(self, observation: Any) -> dict[str, Any]:
+        res = observation.last_action_result
+        if isinstance(res, dict) and isinstance(res.get("data"), dict):
+            self.ids.append(res["artifact_id"])
+            for key in ID_KEYS:
+                value = res["data"].get(key)
+                if isinstance(value, str):
+                    self._keys(key, value)
+        if self.queue:
+            return self.queue.pop(0)
+        while self.tail:
+            nxt = self.tail.pop(0)
+            if nxt == "diagnosis":
+                findings = get_task(self.task).findings
+                return {"action_type": "write_diagnosis", "parameters": {
+                    "responsible_party": "provider", "finding": findings[0],
+                    "cited_artifacts": self.ids[:2], "summary": "under review"}}
+            return nxt
+        return {"action_type": "close_case", "parameters": {}}
+
+
+def shortcut_agents(task: str, train: TrainSet) -> dict[str, Callable[[], Any]]:
+    """Name -> factory of every shortcut agent for ``task``, fitted on ``train``."""
+    H = heuristic_class(task)  # noqa: N806 - a class
+    out: dict[str, Callable[[], Any]] = {}
+    modal = modal_rule(train)
+    out["modal"] = lambda: H(decide=modal)
+    for name, rule in always_rules(train).items():
+        out[name] = lambda rule=rule: H(decide=rule)
+    complaint = complaint_rule(train)
+    out["nb_complaint"] = lambda: H(decide=complaint)
+    claim = claim_rule(train)
+    out["claim_memorizer"] = lambda: H(decide=claim)
+    counters = counter_rules(train)
+    if counters is not None:
+        rediagnose, respond = counters
+        out["counter_text"] = lambda: RediagnoseAfterCounters(H(respond=respond), rediagnose)
+        out["counter_text_respond"] = lambda: H(respond=respond)
+    out["reward_farmer"] = lambda: RewardFarmer(task)
+    out["cite_everything"] = lambda: H(cite_all=True)
+    return out
+
+
+def reference_agents(task: str) -> dict[str, Callable[[], Any]]:
+    """Oracle, heuristic, random, and the heuristic with each kind of evidence hidden."""
+    from .agents import make_agent
+
+    H = heuristic_class(task)  # noqa: N806 - a class
+    out: dict[str, Callable[[], Any]] = {
+        "oracle": lambda: make_agent("oracle", task),
+        "heuristic": lambda: H(),
+        "random": lambda: make_agent("random", task, seed=0),
+    }
+    for hidden in ABLATIONS.get(task, ()):
+        out["heuristic-no-" + "+".join(hidden)] = lambda hidden=hidden: H(
+            hide=frozenset(hidden))
+    return out
+
+
+# -- running and reporting -------------------------------------------------------------------
+@dataclass
+class AgentResult:
+    agent: str
+    kind: str  # reference | shortcut
+    episodes: int = 0
+    outcome: int = 0
+    passed: int = 0
+    score: float = 0.0
+    ret: float = 0.0
+    field_hits: Counter[str] = field(default_factory=Counter)
+
+    def row(self, fields: list[str]) -> dict[str, Any]:
+        n = self.episodes or 1
+        return {"agent": self.agent, "kind": self.kind, "episodes": self.episodes,
+                "outcome_accuracy": round(self.outcome / n, 4),
+                "pass_rate": round(self.passed / n, 4),
+                "mean_score": round(self.score / n, 4), "mean_return": round(self.ret / n, 4),
+                "field_accuracy": {f: round(self.field_hits[f] / n, 4) for f in fields}}
+
+
+def play(env: Any, agent: Any, seed: int) -> tuple[dict[str, Any], float]:
+    obs = env.reset(seed=seed)
+    if getattr(agent, "privileged", False):
+        agent.reset(obs, seed=seed, scenario=env.scenario)
+    else:
+        agent.reset(obs)
+    total, res = 0.0, None
+    for _ in range(env.task.api_call_budget + 5):
+        try:
+            action = agent.act(obs)
+        except Exception:  # a crashing shortcut is scored as it stands, like in `clarus eval`
+            action = {"action_type": "close_case", "parameters": {}}
+        res = env.step(action)
+        total += res.reward
+        obs = res.observation
+        if res.done:
+            break
+    return (res.info.get("grade") if res else None) or {}, total
+
+
+def audit_task(task: str, split: str, *, limit: int | None = None,
+               train_limit: int | None = None, agents: Iterable[str] | None = None,
+               progress: bool = False) -> dict[str, Any]:
+    """Run every reference and shortcut agent on ``split`` and report per agent the outcome
+    accuracy, pass rate, score, return and per-field accuracy, next to each field's modal
+    share on the split."""
+    if task not in BILLING_TASKS:
+        raise ValueError(f"clarus audit covers the billing tasks ({', '.join(BILLING_TASKS)}); "
+                         f"got {task!r}")
+    train = load_train(task, train_limit)
+    factories = {**reference_agents(task), **shortcut_agents(task, train)}
+    kinds = {name: ("reference" if name in reference_agents(task) else "shortcut")
+             for name in factories}
+    if agents is not None:
+        wanted = list(agents)
+        unknown = [a for a in wanted if a not in factories]
+        if unknown:
+            raise ValueError(f"unknown audit agent(s) {', '.join(unknown)}; choose from "
+                             f"{', '.join(factories)}")
+        factories = {a: factories[a] for a in wanted}
+    env = make(task, split=split)
+    split_seeds = list(seeds(split, task))[:limit]
+    expected = {s: dict(label_of(load_scenario(task, s)["expected"])) for s in split_seeds}
+    fields = [f for f in OUTCOME_FIELDS if all(f in e for e in expected.values())]
+    modal_share = {}
+    for f in fields:
+        counts = Counter(e[f] for e in expected.values())
+        value, n = max(sorted(counts.items()), key=lambda kv: kv[1])
+        modal_share[f] = {"value": value, "share": round(n / len(split_seeds), 4)}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(factories) * len(split_seeds), desc=f"audit {task}", unit="ep",
+                   leave=False)
+    rows = []
+    for name, factory in factories.items():
+        r = AgentResult(name, kinds[name])
+        for seed in split_seeds:
+            grade, ret = play(env, factory(), seed)
+            r.episodes += 1
+            r.outcome += outcome_correct({"grade": grade})
+            r.passed += bool(grade) and grade["passed"] == grade["total"]
+            r.score += grade.get("score", 0.0)
+            r.ret += ret
+            got = answered(env)
+            for f in fields:
+                r.field_hits[f] += got.get(f) == expected[seed][f]
+            if bar is not None:
+                bar.update()
+        rows.append(r.row(fields))
+    if bar is not None:
+        bar.close()
+    env.close()
+    shortcuts = [r for r in rows if r["kind"] == "shortcut"]
+    best = {
+        "pass_rate": max((r["pass_rate"] for r in shortcuts), default=0.0),
+        "outcome_accuracy": max((r["outcome_accuracy"] for r in shortcuts), default=0.0),
+        "field_accuracy": {f: max((r["field_accuracy"][f] for r in shortcuts), default=0.0)
+                           for f in fields},
+    }
+    return {"task": task, "split": split, "scenarios": len(split_seeds),
+            "train_scenarios": len(train.scenarios), "fields": fields,
+            "modal_share": modal_share, "agents": rows, "best_shortcut": best}
+
+
+def format_audit(report: dict[str, Any]) -> str:
+    fields = report["fields"]
+    short = {"finding": "finding", "responsible_party": "party",
+             "resolution_type": "resolution", "appeal_reason": "reason"}
+    head = (f"{'agent':<34}{'outcome':>9}{'pass':>7}{'score':>7}{'return':>8}" +
+            "".join(f"{short[f]:>12}" for f in fields))
+    lines = [f"audit task={report['task']} split={report['split']} "
+             f"scenarios={report['scenarios']} (shortcuts fitted on "
+             f"{report['train_scenarios']} train scenarios)", head]
+    lines.append(f"{'modal share on ' + report['split']:<34}{'':>9}{'':>7}{'':>7}{'':>8}" +
+                 "".join(f"{report['modal_share'][f]['share']:>12.3f}" for f in fields))
+    for kind in ("reference", "shortcut"):
+        for r in (r for r in report["agents"] if r["kind"] == kind):
+            lines.append(f"{r['agent']:<34}{r['outcome_accuracy']:>9.3f}{r['pass_rate']:>7.3f}"
+                         f"{r['mean_score']:>7.3f}{r['mean_return']:>8.3f}" +
+                         "".join(f"{r['field_accuracy'][f]:>12.3f}" for f in fields))
+    b = report["best_shortcut"]
+    margin = ", ".join(
+        f"{short[f]} {b['field_accuracy'][f]:.3f} vs modal {report['modal_share'][f]['share']:.3f}"
+        for f in fields)
+    lines.append(f"best shortcut: pass {b['pass_rate']:.3f}, outcome {b['outcome_accuracy']:.3f};"
+                 f" {margin}")
+    return "\n".join(lines)

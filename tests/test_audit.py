@@ -1,0 +1,170 @@
+"""`clarus audit`: the shortcut agents, and the acceptance figures they must stay under.
+
+The unit tests pin the pieces (the classifier, the claim key, what "the agent's answer" is);
+the slow tests run the whole audit on the test split and assert issue 8's acceptance list:
+no shortcut passes more than 5% of scenarios or beats any outcome field's modal share by
+more than 0.10; the oracle passes everything; random stays under 0.10; the heuristic sits
+strictly between and loses its edge when the evidence it reads is hidden.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from clarus_env.audit import (
+    BILLING_TASKS,
+    NaiveBayes,
+    RewardFarmer,
+    answered,
+    audit_task,
+    claim_key,
+    format_audit,
+    label_of,
+    play,
+    tokens,
+)
+from clarus_env.cli import main
+from clarus_env.env import make
+from clarus_env.scenario_store import load_scenario
+
+
+def test_naive_bayes_learns_words_and_breaks_ties_deterministically() -> None:
+    nb = NaiveBayes().fit([["card", "twice"], ["deductible", "met"], ["card", "charged"]],
+                          ["dup", "ded", "dup"])
+    assert nb.predict(["twice"]) == "dup" and nb.predict(["deductible"]) == "ded"
+    assert nb.predict([]) == "dup"  # the prior decides an empty document
+    tie = NaiveBayes().fit([["a"], ["b"]], ["y", "x"])
+    assert tie.predict(["c"]) == tie.predict(["c"]) == "x"  # sorted labels, stable
+
+
+def test_tokens_keep_words_and_amounts() -> None:
+    assert tokens("I paid $1,234.50 twice!") == ["i", "paid", "$1,234.50", "twice"]
+
+
+def test_claim_key_exact_and_coarse() -> None:
+    recs = {"claim_record": {"lines": [{"hcpcs": "99213", "modifiers": ["25"]},
+                                       {"hcpcs": "20610", "modifiers": []}]}}
+    assert claim_key(recs) == (("20610", ()), ("99213", ("25",)))
+    assert claim_key(recs, coarse=True) == (("206", False), ("992", True))
+    assert claim_key({}) is None
+
+
+def test_label_of_reads_only_outcome_fields() -> None:
+    lab = label_of({"finding": "x", "responsible_party": "provider", "amount_cents": 5,
+                    "resolution_type": "refund_request"})
+    assert lab == (("finding", "x"), ("responsible_party", "provider"),
+                   ("resolution_type", "refund_request"))
+
+
+@pytest.mark.parametrize("task", BILLING_TASKS)
+def test_reward_farmer_collects_shaping_but_never_a_right_outcome(task: str) -> None:
+    env = make(task, split="dev")
+    oracle_free = []
+    for seed in (50000, 50001, 50002):
+        grade, ret = play(env, RewardFarmer(task), seed)
+        got = answered(env)
+        assert got["resolution_type"] is None  # it never files
+        assert grade["outcome_correct"] is False
+        oracle_free.append(ret)
+    assert max(oracle_free) > 0.3  # it does farm: shaping plus the Laplace floor
+
+
+def test_grade_details_never_state_an_expected_value() -> None:
+    """A grade is shown to the agent; it may say what the agent did, never what it should have
+    done. Random agents answer at random, so any expected value in a detail that the agent did
+    not itself send would be a leak."""
+    from clarus_env.agents import make_agent
+
+    for task in BILLING_TASKS:
+        env = make(task, split="dev")
+        for seed in range(50000, 50030):
+            agent = make_agent("random", task, seed=seed)
+            obs = env.reset(seed=seed)
+            agent.reset(obs)
+            sent = []
+            res = None
+            while res is None or not res.done:
+                action = agent.act(obs)
+                sent.append(json.dumps(action))
+                res = env.step(action)
+                obs = res.observation
+            exp = load_scenario(task, seed)["expected"]
+            secret = {str(exp[f]) for f in ("finding", "responsible_party", "resolution_type",
+                                            "appeal_reason") if f in exp} - {"none"}
+            said = " ".join(sent)
+            for c in res.info["grade"]["checks"]:
+                for value in secret:
+                    if value in said:
+                        continue
+                    assert not re.search(rf"\b{re.escape(value)}\b", c["detail"]), \
+                        (task, seed, c["id"], c["detail"])
+
+
+# -- the audit itself (slow: every agent over a whole split) ---------------------------------
+@pytest.fixture(scope="module")
+def reports() -> dict[str, dict[str, Any]]:
+    return {task: audit_task(task, "test") for task in BILLING_TASKS}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", BILLING_TASKS)
+def test_no_shortcut_wins(reports: dict[str, dict[str, Any]], task: str) -> None:
+    rep = reports[task]
+    text = format_audit(rep)
+    best = rep["best_shortcut"]
+    assert best["pass_rate"] <= 0.05, text
+    for f in rep["fields"]:
+        assert best["field_accuracy"][f] <= rep["modal_share"][f]["share"] + 0.10, (f, text)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", BILLING_TASKS)
+def test_reference_agents_bracket_the_task(reports: dict[str, dict[str, Any]], task: str
+                                           ) -> None:
+    rows = {r["agent"]: r for r in reports[task]["agents"]}
+    text = format_audit(reports[task])
+    assert rows["oracle"]["pass_rate"] == 1.0 and rows["oracle"]["outcome_accuracy"] == 1.0
+    assert rows["random"]["mean_score"] < 0.10, text
+    h = rows["heuristic"]
+    assert rows["random"]["pass_rate"] < h["pass_rate"] < 1.0, text
+    best_short = reports[task]["best_shortcut"]["outcome_accuracy"]
+    ablations = [r for name, r in rows.items() if name.startswith("heuristic-no-")]
+    assert ablations
+    # hiding the evidence the task is about costs the heuristic its edge over the shortcuts
+    worst = min(a["outcome_accuracy"] for a in ablations)
+    assert worst <= best_short + 0.10 < h["outcome_accuracy"], text
+
+
+@pytest.mark.slow
+def test_outcome_variety_on_dev_and_test() -> None:
+    for task in BILLING_TASKS:
+        for split, seeds_ in (("dev", range(50000, 50150)), ("test", range(90000, 90250))):
+            labels = [dict(label_of(load_scenario(task, s)["expected"])) for s in seeds_]
+            for f in labels[0]:
+                counts: dict[str, int] = {}
+                for lab in labels:
+                    counts[lab[f]] = counts.get(lab[f], 0) + 1
+                assert max(counts.values()) / len(labels) <= 0.5, (task, split, f, counts)
+            nothing = sum(lab["finding"] in ("no_error", "no_violation") for lab in labels)
+            if task != "abductive_conflict":
+                assert 0.10 <= nothing / len(labels) <= 0.25, (task, split, nothing)
+
+
+def test_cli_audit_runs_a_small_audit(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    out = tmp_path / "audit.json"
+    rc = main(["audit", "--task", "deductive_liability", "--split", "dev", "--limit", "4",
+               "--train-limit", "60", "--agents", "oracle,modal,nb_complaint,reward_farmer",
+               "--quiet", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0 and "best shortcut" in text and "nb_complaint" in text
+    saved = json.loads(out.read_text())
+    assert saved["format"] == "clarus-audit"
+    assert [r["agent"] for r in saved["reports"][0]["agents"]] == [
+        "oracle", "modal", "nb_complaint", "reward_farmer"]
+    assert main(["audit", "--task", "deductive_liability", "--agents", "nope", "--limit",
+                 "1", "--train-limit", "5", "--quiet"]) == 2
+    assert "unknown audit agent" in capsys.readouterr().err
