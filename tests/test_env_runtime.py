@@ -78,8 +78,21 @@ def test_seed_client_example_and_reward_once(env: ClarusEnv) -> None:
     r = env.step(act("fetch_eob", claim_id="C1"))
     assert r.reward == pytest.approx(0.03) and r.observation.last_action_result["data"]
     assert env.step(act("fetch_eob", claim_id="C1")).reward == pytest.approx(-0.02)  # duplicate
-    assert env.step(act("fetch_eob", claim_id="C9")).reward == pytest.approx(-0.01)  # distractor
+    # a distractor's fetch looks like any other (no type reward left to pay for an EOB) ...
+    assert env.step(act("fetch_eob", claim_id="C9")).reward == 0.0
     assert env.step(act("fetch_claim_record", claim_id="C1")).reward == pytest.approx(0.03)
+    # ... and costs -0.01 at the end, on top of the score
+    end = env.step(act("close_case"))
+    assert end.done and end.reward == pytest.approx(end.info["grade"]["score"] - 0.01)
+
+
+def test_distractor_penalty_is_charged_once_per_record_at_the_end(env: ClarusEnv) -> None:
+    env.step(act("authenticate_patient", patient_id="CLR-7-TOY"))
+    first = env.step(act("fetch_eob", claim_id="C9"))
+    assert first.reward == pytest.approx(0.03)  # the first EOB read, whichever it is
+    env.step(act("fetch_eob", claim_id="C9"))  # a duplicate: -0.02 now, no second penalty
+    end = env.step(act("close_case"))
+    assert end.reward == pytest.approx(end.info["grade"]["score"] - 0.01)
 
 
 @pytest.mark.parametrize("bad, words", [
