@@ -286,6 +286,18 @@ class RediagnoseAfterCounters:
         return self.inner.act(observation)
 
 
+class DoNothing:
+    """Closes the case at once: the floor the ABC paper found passing 38% of a benchmark."""
+
+    privileged = False
+
+    def reset(self, observation: Any, **_: Any) -> None:
+        pass
+
+    def act(self, observation: Any) -> dict[str, Any]:
+        return {"action_type": "close_case", "parameters": {}}
+
+
 class RewardFarmer:
     """Collects every shaping reward on offer and never works the case: authenticate, read
     every record it can find a key for, check every deadline, write a diagnosis citing two
@@ -360,6 +372,7 @@ def shortcut_agents(task: str, train: TrainSet) -> dict[str, Callable[[], Any]]:
         rediagnose, respond = counters
         out["counter_text"] = lambda: RediagnoseAfterCounters(H(respond=respond), rediagnose)
         out["counter_text_respond"] = lambda: H(respond=respond)
+    out["do_nothing"] = DoNothing
     out["reward_farmer"] = lambda: RewardFarmer(task)
     out["cite_everything"] = lambda: H(cite_all=True)
     return out
