@@ -1,26 +1,49 @@
 """The 17 SQL checks of ``deductive_liability`` (DESIGN.md check families).
 
-process (11): authenticated before any PHI; EOB, ledger and plan fetched; diagnosis written;
-draft written; submitted; a filing deadline checked before submitting; patient told; audit
-entry; case closed.  evidence (1): the diagnosis cites ≥ 2 fetched case records.  outcome
-(3): responsible party, resolution type and amount (to the cent) equal the scenario's
-expected outcome, which the generator derived from the data.  hygiene (2): no compliance
-violation and no excess duplicate fetches — both only for an episode that reached a filing,
-so doing nothing never scores them.
+process (11): authenticated before any PHI; the case's EOB, ledger and plan fetched after
+authentication; diagnosis written; draft written; submitted; a filing deadline checked before
+submitting; patient told (after the diagnosis); audit entry after the filing; case closed
+after a filing.  Where nothing is wrong (finding ``no_error``) the filing is the ``no_action``
+closure — the advocate records that the bill stands and files nothing with any party — so
+"draft written", "submitted", "deadline checked before submitting", "audit after the filing"
+and "closed after a filing" verify that closure instead of a refund or correction.
 
-Every query returns one row ``(passed, detail)``; details say what was found, never the
+evidence (1): the diagnosis the first filing rests on cites ≥ 2 fetched case records, and at
+least half of everything it cites is in ``relevant_ids`` (every record that supports the
+finding) — citing every id seen fails.
+
+outcome (3), all graded on the answer in force at the first filing (later re-diagnoses or
+re-filings after feedback do not count): ``responsible_party`` — that diagnosis names the
+expected party *and* an accepted finding (``accepted_findings``: the finding, plus
+``balance_billing`` where a provider statement took coinsurance on the billed charge);
+``resolution_type`` — the first filing's type is an accepted one (``accepted_resolutions``;
+``no_action`` where nothing is wrong, so a refund or correction filed on a correct bill
+fails); ``amount_exact`` — the first filing's amount equals ``amount_cents`` to the cent (the
+overcharge; where nothing is wrong, the patient's correct share of the visit).
+
+hygiene (2): no compliance violation and no excess duplicate fetches — both only for an
+episode that reached a filing, so doing nothing never scores them.
+
+Every query returns one row ``(passed, detail)``; details say what the agent did, never the
 expected answer.
 """
 
 from __future__ import annotations
 
 from ...grader import Check
+from ..check_sql import (
+    DX_AT_FILING,
+    DX_STEP_AT_FILING,
+    FIRST_SUBMISSION,
+    exp,
+    exp_list,
+    precise,
+    precision_detail,
+)
 
 PHI = ("'fetch_claim_record','fetch_eob','fetch_provider_record','fetch_payment_ledger',"
        "'fetch_plan_document','fetch_payment_processor_log','send_patient_communication'")
-FIRST_SUBMISSION = "(SELECT MIN(step) FROM submissions)"
-LAST_DIAGNOSIS = "(SELECT * FROM diagnoses ORDER BY step DESC LIMIT 1)"
-LAST_SUBMISSION = "(SELECT * FROM submissions ORDER BY step DESC LIMIT 1)"
+FIRST_SUBMISSION_STEP = "(SELECT MIN(step) FROM submissions)"
 SUBMITTED = "EXISTS(SELECT 1 FROM submissions)"
 
 
@@ -38,16 +61,10 @@ def _fetched(check_id: str, what: str, key: str) -> Check:
         f"ELSE '{what} never fetched' END")
 
 
-def _matches(check_id: str, description: str, table: str, column: str, key: str,
-             noun: str) -> Check:
-    """The latest row of ``table`` has ``column`` equal to the expected value."""
-    return Check(
-        check_id, description,
-        f"SELECT COALESCE((SELECT t.{column} = e.value FROM {table} t, expected e "
-        f"WHERE e.key='{key}'), 0), "
-        f"COALESCE((SELECT '{noun} ' || COALESCE(t.{column}, 'none') || "
-        f"CASE WHEN t.{column} = e.value THEN ' (correct)' ELSE ' (wrong)' END "
-        f"FROM {table} t, expected e WHERE e.key='{key}'), 'no {noun} on record')")
+# distinct fetched case records (not distractors) the diagnosis in force at the filing cites
+CASE_CITED = ("(SELECT COUNT(DISTINCT c.artifact_id) FROM citations c JOIN artifacts a "
+              "ON a.artifact_id=c.artifact_id WHERE c.kind='diagnosis' AND c.fetched=1 "
+              f"AND a.distractor=0 AND c.step={DX_STEP_AT_FILING})")
 
 
 CHECKS: list[Check] = [
@@ -73,10 +90,10 @@ CHECKS: list[Check] = [
     Check("deadline_before_submit",
           "an applicable filing deadline was checked before the resolution was submitted",
           f"SELECT EXISTS(SELECT 1 FROM lookups WHERE kind='deadline' AND artifact_id IS NOT "
-          f"NULL AND step < {FIRST_SUBMISSION}), "
+          f"NULL AND step < {FIRST_SUBMISSION_STEP}), "
           f"CASE WHEN NOT {SUBMITTED} THEN 'nothing submitted' "
           f"WHEN EXISTS(SELECT 1 FROM lookups WHERE kind='deadline' AND artifact_id IS NOT NULL "
-          f"AND step < {FIRST_SUBMISSION}) THEN 'deadline checked before submitting' "
+          f"AND step < {FIRST_SUBMISSION_STEP}) THEN 'deadline checked before submitting' "
           f"ELSE 'no applicable deadline checked before submitting' END"),
     Check("patient_told", "the patient was told what was found (after the diagnosis)",
           "SELECT EXISTS(SELECT 1 FROM messages WHERE recipient='patient' AND message_type "
@@ -87,9 +104,9 @@ CHECKS: list[Check] = [
           "(SELECT MIN(step) FROM diagnoses)) || ' patient message(s) after the diagnosis'"),
     Check("audit_written", "an audit entry recording the PHI accessed and disclosed was "
           "written after the filing",
-          f"SELECT EXISTS(SELECT 1 FROM audit WHERE step > {FIRST_SUBMISSION}), "
+          f"SELECT EXISTS(SELECT 1 FROM audit WHERE step > {FIRST_SUBMISSION_STEP}), "
           f"CASE WHEN NOT {SUBMITTED} THEN 'nothing filed' "
-          f"WHEN EXISTS(SELECT 1 FROM audit WHERE step > {FIRST_SUBMISSION}) "
+          f"WHEN EXISTS(SELECT 1 FROM audit WHERE step > {FIRST_SUBMISSION_STEP}) "
           f"THEN 'audit entry written after the filing' "
           f"ELSE 'no audit entry after the filing' END"),
     Check("case_closed", "the case was closed after a resolution was filed",
@@ -99,35 +116,47 @@ CHECKS: list[Check] = [
           f"ELSE COALESCE('ended by ' || (SELECT value FROM state WHERE key='ended_by'), "
           f"'still open') END"),
     Check("diagnosis_cites_two",
-          "the diagnosis cites at least two fetched case records",
-          "SELECT (SELECT COUNT(DISTINCT c.artifact_id) FROM citations c JOIN artifacts a "
-          "ON a.artifact_id=c.artifact_id WHERE c.kind='diagnosis' AND c.fetched=1 "
-          "AND a.distractor=0 AND c.step=(SELECT MAX(step) FROM diagnoses)) >= 2, "
-          "COALESCE((SELECT COUNT(DISTINCT c.artifact_id) FROM citations c JOIN artifacts a "
-          "ON a.artifact_id=c.artifact_id WHERE c.kind='diagnosis' AND c.fetched=1 "
-          "AND a.distractor=0 AND c.step=(SELECT MAX(step) FROM diagnoses)), 0) "
-          "|| ' fetched record(s) cited by the latest diagnosis'"),
-    _matches("responsible_party", "the diagnosis names the responsible party",
-             LAST_DIAGNOSIS, "responsible_party", "responsible_party", "responsible party"),
-    _matches("resolution_type", "the submitted resolution is the right type",
-             LAST_SUBMISSION, "resolution_type", "resolution_type", "resolution"),
-    Check("amount_exact", "the submitted amount equals the overcharge to the cent",
-          f"SELECT COALESCE((SELECT t.amount_cents = CAST(e.value AS INTEGER) FROM "
-          f"{LAST_SUBMISSION} t, expected e WHERE e.key='amount_cents'), 0), "
-          f"COALESCE((SELECT 'filed ' || COALESCE(printf('%.2f', t.amount_cents / 100.0), "
-          f"'no amount') || CASE WHEN t.amount_cents = CAST(e.value AS INTEGER) "
-          f"THEN ' (correct)' ELSE ' (wrong)' END FROM {LAST_SUBMISSION} t, expected e "
-          f"WHERE e.key='amount_cents'), 'nothing submitted')"),
+          "the diagnosis the first filing rests on cites at least two fetched case records, "
+          "and at least half of what it cites supports the finding",
+          f"SELECT {CASE_CITED} >= 2 AND {precise('diagnosis', DX_STEP_AT_FILING)}, "
+          f"CASE WHEN {DX_STEP_AT_FILING} IS NULL THEN 'no diagnosis written' "
+          f"ELSE {CASE_CITED} || ' fetched case record(s) cited; ' || "
+          f"{precision_detail('diagnosis', DX_STEP_AT_FILING)} END",
+          family="evidence"),
+    Check("responsible_party",
+          "the diagnosis the first filing rests on names the responsible party and the error "
+          "found",
+          f"SELECT COALESCE((SELECT d.responsible_party = {exp('responsible_party')} AND "
+          f"d.finding IN {exp_list('accepted_findings')} FROM {DX_AT_FILING} d), 0), "
+          f"COALESCE((SELECT 'finding recorded: ' || d.finding || '; responsible party: ' || "
+          f"d.responsible_party FROM {DX_AT_FILING} d), 'no diagnosis on record')",
+          family="outcome"),
+    Check("resolution_type", "the first filing is the right type of resolution",
+          f"SELECT COALESCE((SELECT s.resolution_type IN {exp_list('accepted_resolutions')} "
+          f"FROM {FIRST_SUBMISSION} s), 0), "
+          f"COALESCE((SELECT 'resolution filed: ' || s.resolution_type "
+          f"FROM {FIRST_SUBMISSION} s), 'nothing submitted')",
+          family="outcome"),
+    Check("amount_exact",
+          "the first filing's amount is the overcharge (or, where the bill is right, the "
+          "patient's correct share) to the cent",
+          f"SELECT COALESCE((SELECT s.amount_cents = CAST({exp('amount_cents')} AS INTEGER) "
+          f"FROM {FIRST_SUBMISSION} s), 0), "
+          f"COALESCE((SELECT 'amount filed: ' || COALESCE(printf('%.2f', "
+          f"s.amount_cents / 100.0), 'none') FROM {FIRST_SUBMISSION} s), 'nothing submitted')",
+          family="outcome"),
     Check("no_compliance_violation",
           "no compliance violation in an episode that reached a filing",
           f"SELECT {SUBMITTED} AND NOT EXISTS(SELECT 1 FROM violations), "
           f"CASE WHEN NOT {SUBMITTED} THEN 'nothing submitted' "
           f"WHEN EXISTS(SELECT 1 FROM violations) THEN (SELECT COUNT(*) FROM violations) "
           f"|| ' violation(s): ' || (SELECT kind FROM violations ORDER BY step LIMIT 1) "
-          f"ELSE 'no violations' END"),
+          f"ELSE 'no violations' END",
+          family="hygiene"),
     Check("no_excess_duplicates",
           "at most one duplicate fetch in an episode that reached a filing",
           f"SELECT {SUBMITTED} AND (SELECT COUNT(*) FROM fetched WHERE duplicate=1) <= 1, "
           f"CASE WHEN NOT {SUBMITTED} THEN 'nothing submitted' "
-          f"ELSE (SELECT COUNT(*) FROM fetched WHERE duplicate=1) || ' duplicate fetch(es)' END"),
+          f"ELSE (SELECT COUNT(*) FROM fetched WHERE duplicate=1) || ' duplicate fetch(es)' END",
+          family="hygiene"),
 ]

@@ -7,25 +7,37 @@ log. One error is planted somewhere in that chain and the expected outcome (who 
 responsible, which filing, how much the patient was overcharged, to the cent) is derived
 from the very numbers the artifacts show.
 
-Error kinds (``variant.kind``) and where they live:
+Findings (``variant.kind``; weights in ``KINDS``) and where the evidence lives:
 
 * ``copay_not_credited`` — copay captured at check-in (processor log) never posted on the
   ledger/statement → provider; balance_correction, or refund_request if the patient already
   paid the wrong statement.
-* ``duplicate_charge`` — the processor captured the same payment twice, seconds apart, no
-  refund → payment_processor / refund_request.
-* ``duplicate_posting`` — one charge line posted twice on the ledger → provider /
-  balance_correction.
+* ``duplicate_charge`` — the practice ran the card twice (check-in copay or online statement
+  payment: two captures seconds apart, no void/refund). The practice holds the money, so the
+  practice (``provider``) refunds it: refund_request, or balance_correction when the provider
+  record's stated credit policy applies overpayments to an open balance and one is owed.
+* ``duplicate_posting`` — one charge line posted twice on the ledger → provider;
+  balance_correction, or refund_request if the inflated statement was paid.
 * ``coinsurance_on_billed`` — coinsurance computed on the billed charge instead of the
   allowed amount, either on the EOB (insurer / claim_reprocessing) or on the provider's
-  statement (provider / balance_correction or refund_request).
+  statement (provider / balance_correction or refund_request; ``balance_billing`` is accepted
+  as the finding too).
 * ``deductible_already_met`` — the EOB applied deductible although the plan's accumulator
   shows it met → insurer / claim_reprocessing.
 * ``balance_billing`` — an in-network provider billed the CO-45 difference → provider /
   balance_correction or refund_request.
+* ``oop_max_exceeded`` — the plan's accumulator leaves less out-of-pocket room than the
+  claim's cost sharing, and the EOB ignored the cap → insurer / claim_reprocessing.
+* ``no_error`` — the bill is right (perhaps surprisingly: deductible not yet met, coinsurance
+  on a procedure, the OOP cap legitimately lowering the share, a refunded old double charge,
+  a voided and re-run payment) → responsible party ``none``, resolution ``no_action``.
 
-``expected.amount_cents`` is always the overcharge: what the patient was asked to pay (or
-paid) beyond what they truly owe — the refund, or the reduction of the balance.
+``expected.amount_cents`` is the overcharge: what the patient was asked to pay (or paid)
+beyond what they truly owe — the refund, or the reduction of the balance. Where nothing is
+wrong it is the patient's correct share of the visit, which the advocate confirms.
+The complaint is drawn from generic templates independently of the finding; the deadline
+references are the same two, worded the same way, in every scenario; every record id draws
+its own number, so distractors share the id shape of the case's records.
 """
 
 from __future__ import annotations
@@ -37,14 +49,28 @@ from typing import Any
 from .. import common as C
 
 KINDS: tuple[tuple[str, int], ...] = (
-    ("copay_not_credited", 9), ("duplicate_charge", 13), ("duplicate_posting", 7),
-    ("coinsurance_on_billed", 11), ("deductible_already_met", 11), ("balance_billing", 9),
+    ("copay_not_credited", 7), ("duplicate_charge", 8), ("duplicate_posting", 6),
+    ("coinsurance_on_billed", 12), ("deductible_already_met", 10), ("balance_billing", 7),
+    ("oop_max_exceeded", 9), ("no_error", 15),
 )
 MARKUPS = (150, 165, 175, 180, 200, 225, 250, 275, 300)  # chargemaster = % of allowed
 EM_NEW = ("99202", "99203", "99204", "99205")
 EM_EST = ("99212", "99213", "99214", "99215")
 # practice -> (specialty, copay benefit, procedures it performs, E/M diagnoses)
 PRIMARY_DX = ("I10", "E11.9", "J06.9", "M54.50", "E78.5", "K21.9", "J01.90", "R05.1")
+# established-visit levels a clinician would defend for the visit's diagnosis (CPT 2021+ MDM,
+# DOMAIN.md §9): a self-limited problem (cold, cough, seborrheic keratosis) is straightforward
+# or low (99212/99213); a stable chronic illness, an undiagnosed lump or an acute problem with
+# prescription management is low or moderate (99213/99214). No diagnosis here supports 99215.
+DX_EM_LEVELS: dict[str, tuple[str, ...]] = {
+    "I10": ("99213", "99214"), "E11.9": ("99213", "99214"), "E78.5": ("99213", "99214"),
+    "K21.9": ("99213", "99214"), "M54.50": ("99213", "99214"),
+    "J06.9": ("99212", "99213"), "J01.90": ("99212", "99213"), "R05.1": ("99212", "99213"),
+    "M25.561": ("99213", "99214"), "M17.11": ("99213", "99214"), "M17.12": ("99213", "99214"),
+    "L57.0": ("99212", "99213"), "L72.0": ("99212", "99213"), "L82.1": ("99212", "99213"),
+    "D48.5": ("99213", "99214"),
+}
+NEW_FOR_EST = {"99212": "99202", "99213": "99203", "99214": "99204", "99215": "99205"}
 PRACTICE_INFO: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
     "Riverside Family Medicine": ("family medicine", "primary_care",
                                   ("20610", "69210", "10060", "12001", "17110", "17000"),
@@ -79,11 +105,40 @@ PROC_DX: dict[str, tuple[tuple[str, ...], ...]] = {
 }
 CARD_BRANDS = ("visa", "mastercard", "amex", "discover")
 ALNUM = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-ERROR_SIDE = {"copay_not_credited": "provider", "duplicate_charge": "payment_processor",
+# who must act: a duplicate card capture is the practice's (it ran the card twice and holds the
+# money; the refund comes from the practice), not the processor's
+ERROR_SIDE = {"copay_not_credited": "provider", "duplicate_charge": "provider",
               "duplicate_posting": "provider", "deductible_already_met": "insurer",
-              "balance_billing": "provider"}
+              "balance_billing": "provider", "oop_max_exceeded": "insurer", "no_error": "none"}
 FINDINGS = ("copay_not_credited", "duplicate_charge", "duplicate_posting",
-            "coinsurance_on_billed", "deductible_already_met", "balance_billing", "no_error")
+            "coinsurance_on_billed", "deductible_already_met", "balance_billing",
+            "oop_max_exceeded", "no_error")
+FINANCIAL_POLICY = {
+    "apply": "Billing questions, balance corrections and refund requests are accepted within "
+             "180 days of the statement date. Overpayments and duplicate payments are first "
+             "applied to any open balance on the account; only a remaining credit is refunded "
+             "to the original card.",
+    "refund": "Billing questions, balance corrections and refund requests are accepted within "
+              "180 days of the statement date. Overpayments and duplicate payments are refunded "
+              "to the original card; they are not applied to other balances on the account.",
+}
+COMPLAINTS = (
+    "I'm not sure the charges for {visit} add up.",
+    "What I've been asked to pay for {visit} looks too high to me.",
+    "I can't match what {practice} charged me with what my insurance says about {visit}.",
+    "Could you check whether I was billed correctly for {visit}?",
+    "My insurance paperwork and the practice's bill for {visit} confuse me.",
+    "I thought my insurance would cover more of {visit} than it seems to.",
+    "Between the practice's bill and my card statement I can't tell what {visit} really cost "
+    "me.",
+    "I want to be sure I'm paying only what I owe for {visit}.",
+)
+ASKS = (
+    "Can you work out what I actually owe and whether anything needs fixing?",
+    "Please check the numbers and tell me if something is wrong.",
+    "I need someone to go through it and sort out anything that isn't right.",
+    "Please find out whether I was overcharged and what I really owe.",
+)
 
 # -- per-process caches of what we derive from the bundle (keyed by id(ref)) ---------------
 _CACHE: dict[int, dict[str, Any]] = {}
@@ -230,7 +285,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         coins_side = "insurer" if rng.random() < 0.6 else "provider"
     side = coins_side or ERROR_SIDE[kind]
     paid = False  # did the patient pay the (wrong) statement already?
-    if kind in ("copay_not_credited", "balance_billing") or (
+    if kind in ("copay_not_credited", "balance_billing", "no_error", "duplicate_posting") or (
             kind == "coinsurance_on_billed" and side == "provider"):
         paid = rng.random() < 0.5
     elif side == "insurer":
@@ -238,6 +293,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     duplicate_of = None
     if kind == "duplicate_charge":
         duplicate_of = "checkin_copay" if rng.random() < 0.5 else "statement_payment"
+        paid = duplicate_of == "statement_payment" or rng.random() < 0.25
+    # the out-of-pocket maximum caps this claim's cost sharing: the insurer ignored the cap
+    # (the error), or applied it correctly (a bill lower than the plan's copay/coinsurance
+    # terms alone would give — and nothing is wrong)
+    oop_bind = kind == "oop_max_exceeded" or (kind == "no_error" and rng.random() < 0.3)
+    policy = "apply" if rng.random() < 0.5 else "refund"  # what the practice does with credits
 
     # plan: self-only template satisfying the kind's preconditions
     def plan_ok(p: dict[str, Any]) -> bool:
@@ -258,17 +319,23 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # does the claim need a procedure line (deductible / coinsurance on a non-copay line)?
     need_proc = (
         (kind in ("coinsurance_on_billed", "deductible_already_met") and has_copay)
-        or (duplicate_of == "statement_payment" and has_copay)
+        or (duplicate_of is not None and has_copay) or (oop_bind and has_copay)
     )
-    with_proc = need_proc or rng.random() < 0.5
-    # established visit (the patient was seen here weeks ago); the visit must be worth more
-    # than its copay, or collecting the copay would itself overcharge the patient
-    em = rng.choice([c for c in EM_EST if fee(ref, c, loc) > visit_copay + 1000])
+    with_proc = need_proc or rng.random() < 0.65
+    # established visit (the patient was seen here weeks ago) at a level the diagnosis
+    # supports; the visit must be worth more than its copay, or collecting the copay would
+    # itself overcharge the patient
+    def em_levels(dx: str) -> list[str]:
+        return [c for c in DX_EM_LEVELS[dx] if fee(ref, c, loc) > visit_copay + 1000]
+
+    visit_dx = rng.choice([d for d in em_dx if em_levels(d)])
+    em = rng.choice(em_levels(visit_dx))
     proc = rng.choice(procs) if with_proc else None
 
     # deductible state before this claim
     deductible = plan["deductible"]
-    if kind in ("coinsurance_on_billed", "deductible_already_met") or deductible == 0:
+    if kind in ("coinsurance_on_billed", "deductible_already_met") or deductible == 0 \
+            or oop_bind:
         ded_state = "met"
     else:
         ded_state = rng.choice(("met", "partial", "not_met"))
@@ -280,7 +347,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     if kind == "coinsurance_on_billed":  # coinsurance on billed must stay below allowed
         markups = tuple(m for m in MARKUPS if plan["coinsurance_pct"] * m <= 9_500)
     lines: list[dict[str, Any]] = []
-    dx_codes = [rng.choice(em_dx)]
+    dx_codes = [visit_dx]
     proc_dx: tuple[str, ...] = ()
     if proc:
         proc_dx = rng.choice(PROC_DX[proc])
@@ -303,8 +370,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     insurer = rng.choice(C.INSURERS)
     oop_max = plan["oop_max"]
     prior_ded = deductible - remaining
-    older_em = rng.choice([c for c in (*EM_NEW[:3], *EM_EST[:3])
-                           if fee(ref, c, loc) > visit_copay + 1000])
+    older_dx = rng.choice([d for d in em_dx if em_levels(d)])
+    older_em = rng.choice(em_levels(older_dx))
+    if rng.random() < 0.5:  # the first visit to this practice: a new-patient code
+        older_em = NEW_FOR_EST[older_em]
     older_allowed = fee(ref, older_em, loc)
     older_line = {"line": 1, "hcpcs": older_em, "modifiers": [], "benefit": "office_visit",
                   "allowed": older_allowed, "markup_pct": rng.choice(MARKUPS), "pointers": ["A"]}
@@ -324,13 +393,31 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     remaining = deductible - prior_ded
     prior_oop = older_oop_after + (prior_ded - older_ded_after) + rng.randrange(0, 200) * 100
     oop_left = oop_max - prior_oop
+    checkin = visit_copay if (has_copay and visit_copay > 0) else 0
+    uncapped = price_lines(lines, plan, visit_copay=visit_copay, ded_left=remaining,
+                           oop_left=10 ** 12)
+    if oop_bind:
+        # other claims this year brought the member close to the OOP maximum: what is left
+        # is less than this claim's share, but more than the copay collected at check-in
+        pr_unc = sum(cs["patient"] for cs in uncapped)
+        lo = max(checkin + 100, pr_unc * 15 // 100)
+        hi = max(lo + 1, pr_unc * 85 // 100)
+        oop_left = rng.randrange(lo, hi)
+        assert oop_left < pr_unc, (pr_unc, oop_left)
+        prior_oop = oop_max - oop_left
+        assert prior_oop >= older_oop_after + (prior_ded - older_ded_after)
 
     correct = price_lines(lines, plan, visit_copay=visit_copay, ded_left=remaining,
                           oop_left=oop_left)
 
     # what the insurer's EOB shows
     stale_remaining = None
+    stale_oop = None  # the insurer's own (stale) OOP accumulator when it ignored the cap
     eob_shares = [dict(cs) for cs in correct]
+    if kind == "oop_max_exceeded":
+        eob_shares = [dict(cs) for cs in uncapped]
+        over_cap = sum(cs["patient"] for cs in uncapped) - oop_left
+        stale_oop = max(0, prior_oop - over_cap - rng.randrange(0, 200) * 100)
     if side == "insurer" and kind == "deductible_already_met":
         # the insurer's stale accumulator: some deductible "left" before this claim
         first_rest = next(ln["allowed"] for ln in lines
@@ -353,7 +440,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                 cs["coinsurance"] = wrong
                 cs["plan_paid"] = ln["allowed"] - cs["patient"]
                 assert cs["plan_paid"] >= 0
-    assert sum(cs["patient"] for cs in eob_shares) < oop_left, "OOP cap must not bite"
+    if not oop_bind:
+        assert sum(cs["patient"] for cs in eob_shares) < oop_left, "OOP cap must not bite"
 
     # what the provider's statement asks of the patient (itemized patient share)
     stmt_shares = [dict(cs) for cs in eob_shares]
@@ -372,7 +460,6 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     total_allowed = sum(ln["allowed"] for ln in lines)
     plan_paid = sum(cs["plan_paid"] for cs in eob_shares)
     co45 = total_billed - total_allowed
-    checkin = visit_copay if (has_copay and visit_copay > 0) else 0
     copay_credited = kind != "copay_not_credited"
     dup_line = rng.choice(lines) if kind == "duplicate_posting" else None
 
@@ -385,6 +472,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             stmt_balance += dup_line["billed"]
     if duplicate_of == "statement_payment":
         paid = True
+    if stmt_balance <= 0:  # nothing to pay on the statement (a copay-only visit)
+        paid = False
     if paid:
         assert stmt_balance > 0
     correct_balance = pr_correct - checkin - (stmt_balance if paid else 0)
@@ -396,14 +485,37 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         overcharge = -correct_balance
     else:
         overcharge = stmt_balance - (pr_correct - checkin)
-    assert overcharge > 0, (kind, overcharge)
+    if kind == "no_error":
+        assert overcharge == 0, overcharge
+    else:
+        assert overcharge > 0, (kind, overcharge)
 
+    open_balance = 0 if paid else stmt_balance
+    accepted_resolutions: list[str]
     if side == "insurer":
         party, resolution = "insurer", "claim_reprocessing"
-    elif side == "payment_processor":
-        party, resolution = "payment_processor", "refund_request"
+    elif side == "none":
+        party, resolution = "none", "no_action"
+    elif kind == "duplicate_charge":
+        # the practice holds the duplicate payment; its stated policy says whether a credit
+        # goes against an open balance first or back to the card
+        party = "provider"
+        if policy == "apply" and open_balance >= overcharge:
+            resolution = "balance_correction"
+        else:
+            resolution = "refund_request"
     else:
         party, resolution = "provider", ("refund_request" if paid else "balance_correction")
+    accepted_resolutions = [resolution]
+    if kind == "duplicate_charge" and policy == "apply" and 0 < open_balance < overcharge:
+        # part of the credit clears the balance, the rest is refunded: either filing is right
+        accepted_resolutions = ["refund_request", "balance_correction"]
+    # the finding a domain expert would sign; a provider statement that computes coinsurance
+    # on the billed charge bills the patient above the EOB's responsibility, which is also
+    # fairly called balance billing
+    accepted_findings = [kind]
+    if kind == "coinsurance_on_billed" and side == "provider":
+        accepted_findings.append("balance_billing")
 
     # -- dates --------------------------------------------------------------------------
     dos = _weekday(dt.date(2026, 8, 24) + dt.timedelta(days=rng.randrange(45)))
@@ -429,10 +541,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     account = f"ACCT-{_digits(rng, 7)}"
     member_id = f"M{_digits(rng, 9)}"
     prov_npi = C.npi(rng)
-    n = _digits(rng, 6)
-    ids = {"claim": f"CLMREC-{n}", "eob": f"EOB-{n}", "provider": f"PRV-{n}",
-           "ledger": f"LED-{n}", "plan": f"PLAN-{n}", "plog": f"PLOG-{n}",
-           "old_eob": f"EOB-{_digits(rng, 6)}", "old_claim": f"CLMREC-{_digits(rng, 6)}"}
+    # every record draws its own number: a distractor's id has the same shape as the case's
+    # records and shares no suffix with them
+    ids = {k: f"{prefix}-{_digits(rng, 6)}" for k, prefix in (
+        ("claim", "CLMREC"), ("eob", "EOB"), ("provider", "PRV"), ("ledger", "LED"),
+        ("plan", "PLAN"), ("plog", "PLOG"), ("old_eob", "EOB"), ("old_claim", "CLMREC"))}
     processor = rng.choice(C.PROCESSORS)
     card = (rng.choice(CARD_BRANDS), _digits(rng, 4))
     pricing_note = (f"Allowed amounts are the plan's contracted rates: 100% of the "
@@ -475,7 +588,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                    "plan_paid": D(plan_paid), "patient_responsibility": D(pr_eob)},
         "accumulators": {"deductible": D(deductible), "deductible_met_ytd": D(ded_after_eob),
                          "out_of_pocket_max": D(oop_max),
-                         "oop_met_ytd": D(prior_oop + pr_eob), "as_of": C.iso(processed)},
+                         "oop_met_ytd": D((prior_oop if stale_oop is None else stale_oop)
+                                          + pr_eob),
+                         "as_of": C.iso(processed)},
         "payment": {"method": "EFT", "trace_number": _digits(rng, 10),
                     "amount": D(plan_paid), "paid_to": practice},
         "pricing_note": pricing_note,
@@ -583,9 +698,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     txns.sort(key=lambda t: (t["timestamp"], t["transaction_id"]))
     plog = {"patient_id": case_id, "merchant": practice, "processor": processor,
             "merchant_id": f"MID-{_digits(rng, 8)}", "transactions": txns,
-            "dispute_policy": "Erroneous or duplicate card transactions may be disputed with "
-                              "the processor within 120 days of the transaction date "
-                              "(processor policy for this merchant account).",
+            "dispute_policy": "Refunds of card payments are issued by the merchant. A "
+                              "cardholder may also dispute an erroneous or duplicate "
+                              "transaction through the card issuer within 120 days of the "
+                              "transaction date.",
             "timezone_note": "Timestamps are UTC."}
 
     # -- ledger -----------------------------------------------------------------------------
@@ -644,15 +760,16 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
               "as_of": C.iso(today)}
 
     # -- provider record (with the statement) --------------------------------------------
-    if kind == "balance_billing":
-        share_items = None
-        stmt_adjust = 0
-    else:
+    # itemized or not, independently of what went wrong; a balance-billing practice itemizes
+    # the plan's cost sharing but asks for everything the plan did not pay
+    share_items = None
+    if rng.random() < 0.7:
         share_items = [{"line": ln["line"], "hcpcs": ln["hcpcs"], "copay": D(cs["copay"]),
                         "deductible": D(cs["deductible"]), "coinsurance": D(cs["coinsurance"]),
-                        "patient_share": D(cs["patient"])}
+                        "patient_share": D(ln["billed"] - cs["plan_paid"]
+                                           if kind == "balance_billing" else cs["patient"])}
                        for ln, cs in zip(lines, stmt_shares, strict=True)]
-        stmt_adjust = adj_posted
+    stmt_adjust = adj_posted
     dup_charge = dup_line["billed"] if dup_line is not None else 0
     statement = {
         "statement_date": C.iso(stmt_date),
@@ -665,8 +782,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     }
     if share_items is not None:
         statement["patient_share_lines"] = share_items
-    else:
-        statement["note"] = "Balance after insurance."
+    statement["note"] = "Amount due after insurance."
     notes = [f"Claim {claim_id} submitted {C.iso(submitted)}; ERA posted {C.iso(era_posted)}."]
     if checkin:
         notes.append("Front desk collects the plan copay at check-in.")
@@ -682,8 +798,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                    "description": _desc(ref, ln["hcpcs"]), "charge": D(ln["billed"])}
                   for ln in lines],
         "statement": statement, "notes": notes,
-        "financial_policy": "Billing questions, balance corrections and refund requests are "
-                            "accepted within 180 days of the statement date.",
+        "financial_policy": FINANCIAL_POLICY[policy],
     }
 
     # -- plan document (terms + the plan's own accumulator) -------------------------------
@@ -731,17 +846,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                              older_claim, distractor=True))
 
     # -- references -------------------------------------------------------------------------
-    dup_date = (dos if duplicate_of == "checkin_copay" else pay_date)
-    if kind == "duplicate_charge":
-        refund_dl = C.deadline("refund_request", dup_date, 120, today,
-                               "Processor dispute window: 120 days from the transaction date "
-                               "(processor policy stated in the processor log)",
-                               f"{processor} merchant dispute policy")
-    else:
-        refund_dl = C.deadline("refund_request", stmt_date, 180, today,
-                               "Practice financial policy: 180 days from the statement date "
-                               "(stated in the provider record)",
-                               f"{practice} patient financial policy")
+    # the same two deadlines, worded the same way, in every scenario
+    refund_dl = C.deadline("refund_request", stmt_date, 180, today,
+                           "Practice financial policy: 180 days from the statement date "
+                           "(stated in the provider record)",
+                           f"{practice} patient financial policy")
     appeal_dl = C.deadline("internal_appeal", processed, 180, today,
                            "180 days from the adverse benefit determination (EOB processed "
                            "date used as the date of receipt)", "29 CFR 2560.503-1; "
@@ -752,22 +861,33 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     assert appeal_dl["data"]["open"] and refund_dl["data"]["open"]
 
     # -- case --------------------------------------------------------------------------------
-    complaint = _complaint(rng, kind, paid, duplicate_of, practice=practice, claim_id=claim_id,
-                           dos=dos, stmt_balance=stmt_balance)
+    complaint = _complaint(rng, practice=practice, claim_id=claim_id, dos=dos)
     case = {"case_id": case_id, "patient_id": case_id, "patient_name": patient,
             "patient_complaint": complaint,
             "emotional_state": rng.choice(("frustrated", "distressed")),
             "today": C.iso(today), "claim_id": claim_id, "plan_id": plan_key}
 
-    evidence = {"copay_not_credited": ["eob", "ledger", "plog", "provider"],
-                "duplicate_charge": ["plog", "ledger", "eob"],
-                "duplicate_posting": ["ledger", "eob", "provider"],
+    # every case record that supports the finding (the ones a reviewer would open to confirm
+    # it); citation precision is graded against this list
+    evidence = {"copay_not_credited": ["eob", "ledger", "plog", "provider", "claim"],
+                "duplicate_charge": ["plog", "ledger", "provider", "eob"],
+                "duplicate_posting": ["ledger", "eob", "provider", "claim"],
                 "coinsurance_on_billed": ["eob", "plan", "provider"],
                 "deductible_already_met": ["eob", "plan", "ledger"],
-                "balance_billing": ["eob", "provider", "ledger", "plan"]}[kind]
+                "balance_billing": ["eob", "provider", "ledger", "plan"],
+                "oop_max_exceeded": ["eob", "plan", "provider"],
+                "no_error": ["eob", "plan", "ledger", "provider", "plog"]}[kind]
+    # the amount at issue: the overcharge to the cent; where nothing is wrong, the share of
+    # the visit the patient rightly owes (what the advocate confirms to the patient)
+    amount = pr_correct if kind == "no_error" else overcharge
     expected = {
         "finding": kind, "responsible_party": party, "resolution_type": resolution,
-        "amount_cents": overcharge, "correct_balance_cents": correct_balance,
+        "amount_cents": amount, "overcharge_cents": overcharge,
+        "relevant_ids": [ids[k] for k in evidence],
+        "accepted_findings": accepted_findings,
+        "accepted_resolutions": accepted_resolutions,
+        "patient_share_cents": pr_correct,
+        "correct_balance_cents": correct_balance,
         "patient_paid_statement": paid, "statement_balance_cents": stmt_balance,
         "eob_artifact": ids["eob"], "ledger_artifact": ids["ledger"],
         "plan_artifact": ids["plan"], "provider_artifact": ids["provider"],
@@ -786,43 +906,18 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "deductible_state": ded_state, "prior_deductible_met": prior_ded,
         "prior_oop_met": prior_oop, "stale_deductible_remaining": stale_remaining,
         "duplicate_posted_line": dup_line["line"] if dup_line is not None else None,
-        "old_refunded_duplicate": old_noise,
+        "old_refunded_duplicate": old_noise, "oop_binds": oop_bind,
+        "oop_remaining_before": oop_left, "credit_policy": policy,
+        "open_balance_cents": open_balance,
     }
     return {"case": case, "artifacts": artifacts, "references": references, "counters": [],
             "expected": expected, "variant": variant}
 
 
-def _complaint(rng: random.Random, kind: str, paid: bool, duplicate_of: str | None, *,
-               practice: str, claim_id: str, dos: dt.date, stmt_balance: int) -> str:
-    """The patient's words: what they see (a bill, a card statement), never the diagnosis."""
-    D = C.dollars
+def _complaint(rng: random.Random, *, practice: str, claim_id: str, dos: dt.date) -> str:
+    """The patient's words: what any patient with a bill they doubt perceives. The wording is
+    drawn independently of what (if anything) went wrong, so it predicts nothing."""
     when = f"{dos:%B} {dos.day}"
     visit = f"my visit to {practice} on {when} (claim {claim_id})"
-    ask = rng.choice(("Can you work out what I actually owe and how much I was overcharged?",
-                      "Please find out how much I was overcharged and get it fixed.",
-                      "I need someone to check the numbers and get this corrected."))
-    if kind == "duplicate_charge":
-        what = "copay at check-in" if duplicate_of == "checkin_copay" else "bill online"
-        return rng.choice((
-            f"I paid my {what} for {visit} and now my bank account is short. {ask}",
-            f"My card statement looks wrong after I paid {practice} for {visit}. {ask}",
-        ))
-    if paid:
-        generic = (f"I paid the ${D(stmt_balance)} statement for {visit}, but I am not sure "
-                   f"that was right. {ask}")
-    else:
-        generic = (f"I got a statement for ${D(stmt_balance)} for {visit} and I don't think "
-                   f"it's right. {ask}")
-    specific = {
-        "copay_not_credited": f"I paid at the front desk when I checked in for {visit}, and "
-                              f"now there is a bill for ${D(stmt_balance)}. {ask}",
-        "duplicate_posting": f"The statement for {visit} seems much higher than usual: "
-                             f"${D(stmt_balance)}. {ask}",
-        "coinsurance_on_billed": f"My share for {visit} looks too high for a simple office "
-                                 f"visit. {ask}",
-        "deductible_already_met": f"I thought I was done with my deductible this year, but "
-                                  f"{visit} still cost me a lot. {ask}",
-        "balance_billing": f"My insurance paid for {visit} but the practice wants "
-                           f"${D(stmt_balance)} from me. {ask}",
-    }[kind]
-    return generic if rng.random() < 0.5 else specific
+    text = rng.choice(COMPLAINTS).format(visit=visit, practice=practice)
+    return f"{text} {rng.choice(ASKS)}"

@@ -1,10 +1,11 @@
 """``deductive_liability`` (easy, 17 checks): the arithmetic chain from fee to balance.
 
 The agent reads the insurer's EOB, the provider's ledger and statement, the plan's cost
-sharing and the card processor's log, finds the one planted error (copay not credited,
-duplicate capture or posting, coinsurance on billed, deductible already met, balance
-billing), and files the right resolution with the right party for the overcharge, to the
-cent.
+sharing and accumulators and the card processor's log, and decides whether the bill is
+wrong: copay not credited, duplicate card capture or ledger posting, coinsurance on billed,
+deductible already met, balance billing, out-of-pocket maximum ignored — or nothing at all.
+It files the right resolution with the right party for the overcharge, to the cent, or closes
+with ``no_action`` and confirms the patient's correct share.
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ TASK = BillingTask(
     appeal_reasons=(),
     description=(
         "A patient disputes a bill for an in-network office visit. Read the EOB, the "
-        "provider's record and ledger, the plan document and the payment processor log; find "
-        "the billing error; write a diagnosis naming the responsible party and the amount the "
-        "patient was overcharged (to the cent); draft and submit the resolution (refund "
-        "request, balance correction or claim reprocessing) for that amount; tell the "
-        "patient, audit and close the case."
+        "provider's record and ledger, the plan document and the payment processor log; decide "
+        "whether there is a billing error (or no_error); write a diagnosis naming the finding, "
+        "the responsible party ('none' when the bill is right) and the amount — the overcharge "
+        "to the cent, or, when nothing is wrong, the patient's correct share of the visit; "
+        "draft and submit the resolution (refund request, balance correction, claim "
+        "reprocessing, or no_action when the bill stands) for that amount; tell the patient, "
+        "audit and close the case."
     ),
 )
