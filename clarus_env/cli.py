@@ -67,6 +67,31 @@ def _lookup(args: argparse.Namespace) -> int:
                   f"[{'billable' if node['billable'] else 'not billable'}; {chain}]")
         else:
             print(f"ICD-10-CM {args.icd10cm}: not in the code set")
+    if args.opps:
+        row = ref.opps(args.opps)
+        found &= row is not None
+        if row:
+            rate = f"${row['payment_rate']:,}" if row["payment_rate"] is not None else \
+                "no separate OPPS payment"
+            copay = row["minimum_copay"]
+            print(f"OPPS {row['release']} {row['hcpcs']} ({row['description']}): status "
+                  f"indicator {row['status_indicator']}, APC {row['apc'] or '-'}, "
+                  f"relative weight {row['relative_weight'] or '-'}, national unadjusted rate "
+                  f"{rate}{f', minimum copayment ${copay:,}' if copay is not None else ''}")
+        else:
+            print(f"OPPS {args.opps}: not in Addendum B")
+    if args.asc:
+        row = ref.asc(args.asc)
+        found &= row is not None
+        if row:
+            rate = f"${row['payment_rate']:,}" if row["payment_rate"] is not None else \
+                "packaged, no separate payment"
+            print(f"ASC {row['release']} {row['hcpcs']} ({row['description']}): payment "
+                  f"indicator {row['payment_indicator']}, national unadjusted rate {rate}, "
+                  f"multiple procedure discounting "
+                  f"{'applies' if row['multiple_procedure_discount'] else 'does not apply'}")
+        else:
+            print(f"ASC {args.asc}: not an ASC covered surgical procedure (not in Addendum AA)")
     return 0 if found else 1
 
 
@@ -227,6 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.add_argument("--locality", default="18")
             p.add_argument("--ncci", nargs=2, metavar=("COLUMN1", "COLUMN2"))
             p.add_argument("--icd10cm", metavar="CODE")
+            p.add_argument("--opps", metavar="HCPCS", help="OPPS Addendum B (hospital outpatient)")
+            p.add_argument("--asc", metavar="HCPCS", help="ASC Addendum AA (surgical center)")
             p.set_defaults(func=_lookup)
     args = parser.parse_args(argv)
     if getattr(args, "trials", 1) < 1:

@@ -17,6 +17,7 @@ from typing import Any
 
 REPO_BUNDLES = Path(__file__).resolve().parents[1] / "bundles" / "reference"
 FORMAT = "clarus-reference-bundle"
+_CENT = Decimal("0.01")
 
 
 class BundleError(Exception):
@@ -56,7 +57,8 @@ def normalize_icd10cm(code: str) -> str:
 
 
 class ReferenceBundle:
-    """Lookups over one reference bundle: RVUs, fees, NCCI edits, MUEs, ICD-10-CM, CARC/RARC."""
+    """Lookups over one reference bundle: RVUs, fees, NCCI edits, MUEs, ICD-10-CM, CARC/RARC,
+    OPPS and ASC facility rates."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -228,6 +230,40 @@ class ReferenceBundle:
 
     def rarc(self, code: str) -> dict[str, Any] | None:
         return self._unique("rarc", "code", code.strip().upper())
+
+    def opps(self, hcpcs: str) -> dict[str, Any] | None:
+        """OPPS Addendum B row (hospital outpatient) for a code, or None when it is not listed.
+
+        Keys: ``hcpcs, description, status_indicator, apc, relative_weight, payment_rate``
+        (national unadjusted, ``Decimal``; None when not separately paid under OPPS, e.g. status
+        indicator B, N or C), ``national_copay, minimum_copay, adjusted_copay,
+        ira_coinsurance_pct, comment_indicator, pass_through_expires, note`` and ``release``
+        (the Addendum B release the bundle holds, e.g. ``CY2025-final``).
+        """
+        code = hcpcs.strip().upper()
+        return self._memoized(("opps", code), lambda: self._rate_row("opps_rate", code))
+
+    def asc(self, hcpcs: str) -> dict[str, Any] | None:
+        """ASC Addendum AA row (ambulatory surgical center) for a code, or None when the code
+        is not an ASC covered surgical procedure.
+
+        Keys: ``hcpcs, description, payment_indicator, payment_weight, payment_rate`` (national
+        unadjusted, ``Decimal``; None for packaged N1 codes), ``multiple_procedure_discount``
+        (bool), ``comment_flag`` (``*`` temporary office-based, ``**`` preventive) and
+        ``release`` (the quarter, e.g. ``2026-04``).
+        """
+        code = hcpcs.strip().upper()
+        return self._memoized(("asc", code), lambda: self._rate_row("asc_rate", code))
+
+    def _rate_row(self, table: str, code: str) -> dict[str, Any] | None:
+        row = self._unique(table, "hcpcs", code)
+        if row is None:
+            return None
+        rate = row["payment_rate"]
+        if rate is not None and rate == rate.quantize(_CENT):
+            row["payment_rate"] = rate.quantize(_CENT)  # $5,834.36, not 5834.360
+        row["release"] = ", ".join(self.manifest["outputs"][table].get("releases", []))
+        return row
 
     def plan(self, plan_id: str) -> dict[str, Any] | None:
         return self._unique("plan_templates", "plan_id", plan_id)

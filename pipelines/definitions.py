@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dagster import Definitions, load_assets_from_modules
 
+from .defs.asc import assets as asc_assets
 from .defs.bundle import assets as bundle_assets
 from .defs.carc_rarc import assets as carc_assets
 from .defs.hcpcs import assets as hcpcs_assets
@@ -11,12 +12,13 @@ from .defs.icd10cm import assets as icd_assets
 from .defs.mpfs import assets as mpfs_assets
 from .defs.ncci_mue import assets as mue_assets
 from .defs.ncci_ptp import assets as ptp_assets
+from .defs.opps import assets as opps_assets
 from .defs.pfs import assets as pfs_assets
 from .defs.plan_templates import assets as plan_assets
 from .resources import BundleStore, CmsSource
 
 MODULES = [pfs_assets, mpfs_assets, ptp_assets, mue_assets, hcpcs_assets, icd_assets,
-           carc_assets, plan_assets, bundle_assets]
+           carc_assets, plan_assets, opps_assets, asc_assets, bundle_assets]
 
 
 def make_definitions(cms: CmsSource | None = None, store: BundleStore | None = None

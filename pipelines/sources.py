@@ -22,6 +22,10 @@ MUE_PAGE = NCCI + "medicare-ncci-medically-unlikely-edits"
 HCPCS_PAGE = CMS + "/medicare/coding-billing/healthcare-common-procedure-system/quarterly-update"
 ICD_PAGE = CMS + "/medicare/coding-billing/icd-10-codes"
 PAYMENT_PAGE = CMS + "/medicare/payment/fee-schedules/physician/national-payment-amount-file"
+OPPS_RULE_PAGE = (CMS + "/medicare/payment/prospective-payment-systems/hospital-outpatient/"
+                  "regulations-notices/cms-1809-fc")
+ASC_PAGE = (CMS + "/medicare/payment/prospective-payment-systems/ambulatory-surgical-center-asc/"
+            "asc-payment-rates-addenda")
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,9 @@ class InputSpec:
     optional: bool = False  # the build goes on without it, and the manifest says so
     missing_columns: tuple[str, ...] = ()
     note: str = ""
+    # sha256 of the mirror copy, for mirror files whose base name is not unique (pins.json is
+    # keyed by base name; the ASC mirror renamed every quarter to AA.csv). Checked by the asset.
+    mirror_sha256: str | None = None
 
 
 def _pfs(release: str, zip_url: str, page: str, key: str, fmt: str, member: str,
@@ -68,6 +75,44 @@ def _ptp_parts(release: str, quarter: str, version: str, mirror_f1: str) -> list
         ))
     return parts
 
+
+# OPPS Addendum B: the newest release offline is the CY2025 final rule (CMS-1809-FC,
+# November 2024). The addenda zip is linked from the rule page; its exact name was not seen.
+OPPS_CY2025 = InputSpec(
+    key="opps_addendum_b", source="opps", release="CY2025-final", fmt="opps_addendum_b",
+    url=OPPS_RULE_PAGE, member=r"2025 NFRM Addendum B\.\d{8}\.txt", page=OPPS_RULE_PAGE,
+    link=r"/files/zip/[^/\"']*(nfrm|1809)[^/\"']*addend[^/\"']*\.zip$",
+    mirror=("opps/2025_nfrm_addenda.11142024/2025 NFRM Addendum B.11122024.txt",),
+    note="CY2025 OPPS final rule (CMS-1809-FC) Addendum B, tab-delimited; the mirror copy "
+         "comes from a third-party repository whose folder is named like the rule's addenda "
+         "zip (2025_nfrm_addenda.11142024) and was not compared with CMS's zip, whose exact "
+         "URL was not seen: url is the rule page that links it",
+)
+
+
+def _asc(release: str, month: str, mirror: str, sha256: str, note: str) -> InputSpec:
+    year = release[:4]
+    return InputSpec(
+        key="asc_addendum_aa", source="asc", release=release, fmt="asc_addendum_aa",
+        url=f"{CMS}/files/zip/{month}-{year}-asc-addenda.zip",
+        member=rf"{month} {year} ASC Addenda - Addendum AA[.\d]*\.csv", page=ASC_PAGE,
+        link=rf"/files/zip/{month}-{year}-asc-addenda[^/\"']*\.zip$",
+        mirror=(mirror,), mirror_sha256=sha256,
+        note="ASC Addendum AA, 508 CSV; the mirror copy was renamed AA.csv by the third-party "
+             "repository it came from (original member name not recorded)" + note,
+    )
+
+
+ASC_2026_04 = _asc(
+    "2026-04", "april", "asc/2026/20260401/AA.csv",
+    "a93f291a6010a42da26638d3f5cad73e20516edacd477d056c7889a9a18a3b5a",
+    "; in this copy three 0xFF bytes of the copyright line were re-encoded as U+FFFD, so it is "
+    "not byte-identical to CMS's (data rows unaffected)",
+)
+ASC_2025_01 = _asc(
+    "2025-01", "january", "asc/2025/20250101/AA.csv",
+    "e3c5d75f9eb523f4fb9dff70c7a3209124fcbc9252643e2a7413a2a81363df99", "",
+)
 
 RVU26C_ZIP = CMS + "/files/zip/rvu26c-updated-06-30-2026.zip"
 RVU25D_ZIP = CMS + "/files/zip/rvu25d.zip"
@@ -153,6 +198,8 @@ RELEASES: dict[str, list[InputSpec]] = {
              "mpfs-rvu/rvu26c/GPCI2026.csv"),
         *_RVU25D,
         *_COMMON,
+        OPPS_CY2025,
+        ASC_2026_04,
     ],
     "2025D": [
         _pfs("RVU25D", RVU25D_ZIP, PFS_PAGE + "rvu25d", "pprrvu", "pprrvu_csv",
@@ -170,6 +217,8 @@ RELEASES: dict[str, list[InputSpec]] = {
         ),
         *_RVU25D,
         *_COMMON,
+        OPPS_CY2025,
+        ASC_2025_01,
     ],
 }
 
@@ -181,9 +230,13 @@ GAPS: dict[str, list[str]] = {
         "applied to 2026 fees",
         "no complete 2025/2026 NCCI PtP or MUE table is available offline: ncci_ptp and mue "
         "are the complete 2024 Q3 tables; the 2026 Q3 official files are read and cross-checked",
+        "no CY2026 OPPS Addendum B is in the mirror: opps_rate holds the CY2025 final-rule "
+        "rates (conversion factor $89.169); asc_rate is the April 2026 ASC Addendum AA",
     ],
     "2025D": [
         "no complete 2025 NCCI PtP or MUE table is available offline: 2024 Q3 is used",
+        "opps_rate is the CY2025 final-rule Addendum B, not a 2025 quarterly web update; "
+        "asc_rate is the January 2025 ASC Addendum AA (no October 2025 file in the mirror)",
     ],
 }
 

@@ -70,6 +70,9 @@ FORMAT_RULES: dict[str, list[tuple[str, str]]] = {
                  ("modifier_indicator", r"^[019]$")],
     "mue": [("hcpcs", HCPCS_RE), ("mai", r"^[123]$")],
     "hcpcs_level2": [],
+    "opps_rate": [("hcpcs", HCPCS_RE), ("status_indicator", r"^[A-Z][0-9]?$"),
+                  ("apc", r"^[0-9]{4}$")],
+    "asc_rate": [("hcpcs", HCPCS_RE), ("payment_indicator", r"^[A-Z][0-9]$")],
     "carc": [("code", r"^([0-9]{1,3}|[A-Z][0-9]{1,2})$")],
     "rarc": [("code", r"^(M|MA|N)[0-9]{1,4}$")],
 }
@@ -78,7 +81,9 @@ FORMAT_RULES: dict[str, list[tuple[str, str]]] = {
 def check_formats(table: pa.Table, name: str) -> list[str]:
     problems = []
     for column, pattern in FORMAT_RULES.get(name, []):
-        problems += check_pattern(table, name, column, pattern)
+        col = table.column(column)  # a nullable column's empty cells are not format errors
+        where = pc.is_valid(col) if col.null_count else None
+        problems += check_pattern(table, name, column, pattern, where=where)
     if name == "icd10cm":
         problems += check_pattern(table, name, "code", ICD10CM_CODE_RE,
                                   where=table.column("billable"))
@@ -100,3 +105,61 @@ def table_problems(table: pa.Table, name: str, *, row_ranges: bool = True) -> di
     out["row_count"] = check_rows(table, name) if row_ranges else []
     return out
 
+
+
+def spot_check_rows(table: pa.Table, name: str, known: dict[str, dict[str, object]], *,
+                    complete: bool) -> list[str]:
+    """Compare a few rows with values read by hand from the raw release file.
+
+    ``known`` maps a key (the table's single-column key) to the expected column values. A
+    known code absent from the table is a problem only for a ``complete`` release (fixture
+    builds hold a handful of rows); a present code with another value always is.
+    """
+    key = TABLES[name].key[0]
+    rows = {r[key]: r for r in table.filter(pc.is_in(
+        table.column(key), pa.array(sorted(known), type=pa.string()))).to_pylist()}
+    problems = []
+    for code in sorted(known):
+        row = rows.get(code)
+        if row is None:
+            if complete:
+                problems.append(f"{name}: {code} missing")
+            continue
+        for column, want in known[code].items():
+            if row[column] != want:
+                problems.append(f"{name}: {code} {column} is {row[column]!r}, the release file "
+                                f"says {want!r}")
+    return problems
+
+
+def conversion_factor_check(table: pa.Table, name: str, rate: str, weight: str,
+                            expected: object | None, *, min_share: float = 0.95
+                            ) -> tuple[str, list[str]]:
+    """Payment rate / weight must be one conversion factor on (nearly) every weighted row.
+
+    A shifted column or a mis-scaled decimal breaks the ratio long before a spot check
+    notices. Returns (note, problems); the factor is the most common ratio rounded to 3
+    places, and ``expected`` (when known for the release) must equal it.
+    """
+    from collections import Counter
+    from decimal import Decimal
+
+    pairs = [(r, w) for r, w in zip(table.column(rate).to_pylist(),
+                                    table.column(weight).to_pylist(), strict=True)
+             if r is not None and w]
+    if not pairs:
+        return f"{name}: no weighted rows", ([f"{name}: no row has both {rate} and {weight}"]
+                                            if table.num_rows > 50 else [])
+    ratios = [(r / w).quantize(Decimal("0.001")) for r, w in pairs]
+    cf, _ = Counter(ratios).most_common(1)[0]
+    near = sum(1 for x in ratios if abs(x - cf) <= Decimal("0.005"))
+    note = (f"{rate} / {weight} is within 0.005 of {cf} (the conversion factor) on "
+            f"{near:,} of {len(ratios):,} weighted rows")
+    problems = []
+    if near < min_share * len(ratios):
+        problems.append(f"{name}: only {near:,} of {len(ratios):,} weighted rows give the "
+                        f"conversion factor {cf} (columns shifted or mis-scaled?)")
+    if expected is not None and len(ratios) >= 50 and cf != expected:
+        problems.append(f"{name}: conversion factor {cf}, the release's published factor is "
+                        f"{expected}")
+    return note, problems

@@ -15,6 +15,9 @@ RVU = pa.decimal128(9, 2)
 GPCI = pa.decimal128(6, 3)
 CF = pa.decimal128(9, 4)
 MONEY = pa.decimal128(12, 2)
+RATE3 = pa.decimal128(12, 3)  # OPPS drug/biological rates carry a third decimal ($139.931)
+WEIGHT = pa.decimal128(9, 4)
+PCT = pa.decimal128(6, 3)
 
 
 @dataclass(frozen=True)
@@ -189,4 +192,30 @@ _add(TableSpec(
     ),
     ("plan_id",), 4, 50,
     "Cost-sharing templates for ACA 2026 metal levels (documented facts with their source).",
+))
+_add(TableSpec(
+    "opps_rate",
+    _s(
+        ("hcpcs", pa.string(), S), ("description", pa.string(), S),
+        ("comment_indicator", pa.string(), N), ("status_indicator", pa.string(), S),
+        ("apc", pa.string(), N), ("relative_weight", WEIGHT, N), ("payment_rate", RATE3, N),
+        ("national_copay", MONEY, N), ("minimum_copay", MONEY, N),
+        ("ira_coinsurance_pct", PCT, N), ("adjusted_copay", MONEY, N),
+        ("pass_through_expires", pa.bool_(), S), ("note", pa.string(), N),
+    ),
+    ("hcpcs",), 15_000, 25_000,
+    "OPPS Addendum B: hospital outpatient (HOPD) status indicator, APC and national "
+    "unadjusted payment rate per HCPCS code (rate null = not separately paid under OPPS).",
+))
+_add(TableSpec(
+    "asc_rate",
+    _s(
+        ("hcpcs", pa.string(), S), ("description", pa.string(), S),
+        ("comment_flag", pa.string(), N), ("multiple_procedure_discount", pa.bool_(), S),
+        ("payment_indicator", pa.string(), S), ("payment_weight", WEIGHT, N),
+        ("payment_rate", MONEY, N),
+    ),
+    ("hcpcs",), 3_500, 7_000,
+    "ASC Addendum AA: ambulatory surgical center payment indicator and national unadjusted "
+    "payment rate per covered surgical procedure (rate null = packaged, N1).",
 ))

@@ -15,13 +15,14 @@ from ..common import PARTITIONS, Normalized
 BUILDER_VERSION = "1"
 TABLE_ASSETS = ("hcpcs_rvu", "gpci", "locality_county", "anes_cf", "opps_cap", "fee_schedule",
                 "ncci_ptp", "mue", "hcpcs_level2", "icd10cm", "carc", "carc_group", "rarc",
-                "plan_templates")
+                "plan_templates", "opps_rate", "asc_rate")
 RAW_ASSETS = ("pfs_raw", "ncci_ptp_raw", "ncci_mue_raw", "hcpcs_raw", "icd10cm_raw",
-              "carc_rarc_raw")
+              "carc_rarc_raw", "opps_raw", "asc_raw")
 SOURCE_OF = {"hcpcs_rvu": "pfs", "gpci": "pfs", "locality_county": "pfs", "anes_cf": "pfs",
              "opps_cap": "pfs", "fee_schedule": "pfs", "ncci_ptp": "ncci_ptp", "mue": "ncci_mue",
              "hcpcs_level2": "hcpcs", "icd10cm": "icd10cm", "carc": "carc_rarc",
-             "carc_group": "carc_rarc", "rarc": "carc_rarc", "plan_templates": "plan_templates"}
+             "carc_group": "carc_rarc", "rarc": "carc_rarc", "plan_templates": "plan_templates",
+             "opps_rate": "opps", "asc_rate": "asc"}
 
 
 def build_manifest(release: str, tables: dict[str, Normalized],

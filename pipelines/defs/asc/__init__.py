@@ -1,0 +1,1 @@
+"""Dagster assets for the asc source (ASC Addendum AA)."""

@@ -1,0 +1,1 @@
+"""Dagster assets for the opps source (OPPS Addendum B)."""
