@@ -49,9 +49,9 @@ from typing import Any
 from .. import common as C
 
 KINDS: tuple[tuple[str, int], ...] = (
-    ("copay_not_credited", 7), ("duplicate_charge", 8), ("duplicate_posting", 6),
-    ("coinsurance_on_billed", 12), ("deductible_already_met", 10), ("balance_billing", 7),
-    ("oop_max_exceeded", 9), ("no_error", 15),
+    ("copay_not_credited", 6), ("duplicate_charge", 8), ("duplicate_posting", 5),
+    ("coinsurance_on_billed", 12), ("deductible_already_met", 11), ("balance_billing", 6),
+    ("oop_max_exceeded", 10), ("no_error", 15),
 )
 MARKUPS = (150, 165, 175, 180, 200, 225, 250, 275, 300)  # chargemaster = % of allowed
 EM_NEW = ("99202", "99203", "99204", "99205")
@@ -285,11 +285,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         coins_side = "insurer" if rng.random() < 0.6 else "provider"
     side = coins_side or ERROR_SIDE[kind]
     paid = False  # did the patient pay the (wrong) statement already?
-    if kind in ("copay_not_credited", "balance_billing", "no_error", "duplicate_posting") or (
+    # the rates balance the filings within paid and unpaid cases, so that knowing whether the
+    # statement was paid narrows the resolution (refund vs correction) but does not give it
+    if kind in ("copay_not_credited", "balance_billing", "duplicate_posting", "no_error") or (
             kind == "coinsurance_on_billed" and side == "provider"):
-        paid = rng.random() < 0.5
+        paid = rng.random() < 0.45
     elif side == "insurer":
-        paid = rng.random() < 0.4
+        paid = rng.random() < 0.52
     duplicate_of = None
     if kind == "duplicate_charge":
         duplicate_of = "checkin_copay" if rng.random() < 0.5 else "statement_payment"
@@ -869,14 +871,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     # every case record that supports the finding (the ones a reviewer would open to confirm
     # it); citation precision is graded against this list
-    evidence = {"copay_not_credited": ["eob", "ledger", "plog", "provider", "claim"],
+    evidence = {"copay_not_credited": ["eob", "ledger", "plog", "provider"],
                 "duplicate_charge": ["plog", "ledger", "provider", "eob"],
                 "duplicate_posting": ["ledger", "eob", "provider", "claim"],
                 "coinsurance_on_billed": ["eob", "plan", "provider"],
                 "deductible_already_met": ["eob", "plan", "ledger"],
                 "balance_billing": ["eob", "provider", "ledger", "plan"],
                 "oop_max_exceeded": ["eob", "plan", "provider"],
-                "no_error": ["eob", "plan", "ledger", "provider", "plog"]}[kind]
+                "no_error": ["eob", "plan", "ledger", "provider"]}[kind]
     # the amount at issue: the overcharge to the cent; where nothing is wrong, the share of
     # the visit the patient rightly owes (what the advocate confirms to the patient)
     amount = pr_correct if kind == "no_error" else overcharge

@@ -1,27 +1,55 @@
 """A rule-based advocate for ``deductive_liability`` that sees only observations.
 
-Generic advocacy rules, no access to the scenario: authenticate, read the EOB, processor
-log, ledger, plan and provider record for the claim named in the complaint; flag two settled
-card payments of the same amount on the same card within ten minutes with no refund or void
-as a processor duplicate; otherwise compare what the patient was charged (card payments
-since the visit plus the open ledger balance) with the EOB's patient responsibility and
-dispute the difference with the provider. It trusts the EOB, so errors the insurer made
-(deductible already met, coinsurance on billed) are beyond it: there it disputes the open
-balance with the provider and gets the party, the filing and the amount wrong.
+Generic advocacy rules, no access to the scenario: authenticate, read the EOB, processor log,
+ledger, provider record, plan and claim record for the claim named in the complaint (the plan
+id and the codes come from the EOB), look up the claim's codes, the cost-sharing rule and both
+deadlines, then reason over what it read:
+
+1. two settled card payments of the same amount on the same card minutes apart, neither
+   voided nor refunded → the practice charged twice (``duplicate_charge``, provider); the
+   practice's stated credit policy decides refund vs applying the credit to an open balance;
+2. the patient's share recomputed from the plan (copay for the visit, remaining deductible
+   from the plan's accumulator, coinsurance on the allowed amount) — if the EOB asks more, the
+   insurer erred (deductible already met, or coinsurance on billed) → claim reprocessing;
+3. everything asked of the patient since the visit (card payments plus the open ledger
+   balance) beyond the EOB's patient responsibility → the provider erred, named from the
+   ledger's shape (a charge posted twice, no contractual write-off, no check-in credit);
+4. otherwise the bill stands (``no_error``): confirm the EOB's patient share.
+
+It does not apply the out-of-pocket maximum, so an EOB that ignored the cap looks right to it;
+that keeps it below the oracle. The hooks ``decide`` / ``respond`` / ``hide`` / ``cite_all``
+let ``clarus audit`` build shortcut agents and ablations on the same process.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
 CLAIM_RE = re.compile(r"\bCLM-\d+\b")
+PRIMARY_CARE = ("family medicine", "internal medicine", "pediatrics", "general practice")
+# which records show each finding (generic knowledge of where such an error is visible)
+SHOWS = {
+    "copay_not_credited": ("eob", "payment_ledger", "processor_log", "provider_record"),
+    "duplicate_charge": ("processor_log", "payment_ledger", "provider_record", "eob"),
+    "duplicate_posting": ("payment_ledger", "eob", "provider_record"),
+    "coinsurance_on_billed": ("eob", "plan_document", "provider_record"),
+    "deductible_already_met": ("eob", "plan_document", "payment_ledger"),
+    "balance_billing": ("eob", "provider_record", "payment_ledger", "plan_document"),
+    "oop_max_exceeded": ("eob", "plan_document", "provider_record"),
+    "no_error": ("eob", "plan_document", "payment_ledger"),
+}
+KEYS = ("finding", "responsible_party", "resolution_type", "amount_cents")
 
 
 def _cents(v: Any) -> int:
-    return int((Decimal(str(v)) * 100).to_integral_value())
+    try:
+        return int((Decimal(str(v)) * 100).to_integral_value())
+    except Exception:  # noqa: BLE001 - a malformed amount is treated as zero
+        return 0
 
 
 def _dollars(c: int) -> str:
@@ -32,16 +60,39 @@ def _when(ts: str) -> dt.datetime:
     return dt.datetime.fromisoformat(ts.replace("Z", "+00:00"))
 
 
+def _get(obs: Any, key: str) -> Any:
+    return obs[key] if isinstance(obs, dict) else getattr(obs, key)
+
+
+def _pct(amount: int, pct: int) -> int:
+    return int((Decimal(amount) * pct / 100).to_integral_value(rounding="ROUND_HALF_UP"))
+
+
 class HeuristicAgent:
-    """Observation-only baseline: decent where the provider or processor erred."""
+    """Observation-only baseline: reads the evidence, misses the out-of-pocket cap."""
 
     privileged = False
 
+    def __init__(self, decide: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                 respond: Callable[[dict[str, Any], dict[str, Any]], str] | None = None,
+                 hide: frozenset[str] | set[str] = frozenset(), cite_all: bool = False
+                 ) -> None:
+        self.decide_hook = decide
+        self.respond_hook = respond  # this task raises no counter-arguments
+        self.hide = frozenset(hide)
+        self.cite_all = cite_all
+        self.decision: dict[str, Any] = {}
+
     def reset(self, observation: Any, **_: Any) -> None:
-        self.case_id = observation.case_id
-        m = CLAIM_RE.search(observation.patient_complaint)
+        self.case_id = _get(observation, "case_id")
+        self.complaint = _get(observation, "patient_complaint")
+        self.initial = (observation.model_dump() if hasattr(observation, "model_dump")
+                        else dict(observation))
+        m = CLAIM_RE.search(self.complaint or "")
         self.claim_id = m.group(0) if m else None
         self.records: dict[str, dict[str, Any]] = {}  # type -> {"artifact_id", "data"}
+        self.seen: list[str] = []  # every artifact id any result returned, in order
+        self.decision = {}
         self.queue: list[dict[str, Any]] = [
             self._a("authenticate_patient", patient_id=self.case_id)]
         if self.claim_id:
@@ -53,7 +104,11 @@ class HeuristicAgent:
         if self.claim_id:
             self.queue.append(self._a("fetch_provider_record", claim_id=self.claim_id))
         self.queue.append(self._a("check_deadline", deadline_type="refund_request"))
-        self.planned_plan = False
+        if self.claim_id:
+            self.queue.append(self._a("fetch_claim_record", claim_id=self.claim_id))
+        self.queue += [self._a("check_regulatory_rule", rule="cost_sharing"),
+                       self._a("check_deadline", deadline_type="internal_appeal")]
+        self.planned_eob = False
         self.decided = False
 
     @staticmethod
@@ -61,15 +116,23 @@ class HeuristicAgent:
         return {"action_type": name, "parameters": params}
 
     def act(self, observation: Any) -> dict[str, Any]:
-        res = observation.last_action_result
-        if isinstance(res, dict) and "data" in res and "type" in res:
-            self.records.setdefault(res["type"], {"artifact_id": res["artifact_id"],
-                                                  "data": res["data"]})
-        if not self.planned_plan and "eob" in self.records:
-            self.planned_plan = True
-            plan_id = self.records["eob"]["data"].get("plan_id")
-            if plan_id:
-                self.queue.insert(0, self._a("fetch_plan_document", plan_id=plan_id))
+        res = _get(observation, "last_action_result")
+        if isinstance(res, dict) and "artifact_id" in res and "data" in res:
+            if res["artifact_id"] not in self.seen:
+                self.seen.append(res["artifact_id"])
+            if "type" in res:
+                self.records.setdefault(res["type"], {"artifact_id": res["artifact_id"],
+                                                      "data": res["data"]})
+        if not self.planned_eob and "eob" in self.records:
+            self.planned_eob = True  # ids from the EOB (fetched even when its data is hidden)
+            eob = self.records["eob"]["data"]
+            extra = []
+            if eob.get("plan_id"):
+                extra.append(self._a("fetch_plan_document", plan_id=eob["plan_id"]))
+            for ln in eob.get("lines", [])[:2]:
+                if ln.get("hcpcs"):
+                    extra.append(self._a("lookup_procedure_code", code=ln["hcpcs"]))
+            self.queue[0:0] = extra
         if not self.queue and not self.decided:
             self.decided = True
             self.queue = self._conclude()
@@ -78,73 +141,157 @@ class HeuristicAgent:
         return self._a("close_case")
 
     # -- reasoning ---------------------------------------------------------------------
-    def _duplicate(self) -> int | None:
-        log = self.records.get("processor_log", {}).get("data", {})
+    def view(self) -> dict[str, Any]:
+        """What a decision may use: the complaint, the first observation and the data of
+        every record read whose type is not hidden."""
+        return {"complaint": self.complaint, "case_id": self.case_id,
+                "initial_observation": self.initial,
+                "records": {t: r["data"] for t, r in sorted(self.records.items())
+                            if t not in self.hide}}
+
+    @staticmethod
+    def _payments(log: dict[str, Any]) -> list[dict[str, Any]]:
         txns = log.get("transactions", [])
         undone = {t.get("original_transaction_id") for t in txns
                   if t.get("type") in ("refund", "void")}
-        paid = [t for t in txns if t.get("type") in ("capture", "sale")
-                and t.get("status") == "settled" and t["transaction_id"] not in undone]
+        return [t for t in txns if t.get("type") in ("capture", "sale")
+                and t.get("status") == "settled" and t.get("transaction_id") not in undone]
+
+    def _duplicate(self, log: dict[str, Any]) -> int | None:
+        paid = self._payments(log)
         for i, a in enumerate(paid):
             for b in paid[i + 1:]:
-                if (a["amount"] == b["amount"] and a.get("last4") == b.get("last4")
+                if (a.get("amount") == b.get("amount") and a.get("last4") == b.get("last4")
                         and abs((_when(b["timestamp"]) - _when(a["timestamp"]))
                                 .total_seconds()) <= 600):
                     return _cents(a["amount"])
         return None
 
-    def _conclude(self) -> list[dict[str, Any]]:
-        eob = self.records.get("eob", {}).get("data", {})
-        ledger = self.records.get("payment_ledger", {}).get("data", {})
-        log = self.records.get("processor_log", {}).get("data", {})
-        cited = [r["artifact_id"] for t, r in sorted(self.records.items())
-                 if t in ("eob", "payment_ledger", "processor_log", "provider_record")]
-        dup = self._duplicate()
-        if dup is not None:
-            party, finding, resolution, amount = ("payment_processor", "duplicate_charge",
-                                                  "refund_request", dup)
-        else:
-            pr = _cents(eob.get("totals", {}).get("patient_responsibility", "0"))
-            dos = eob.get("date_of_service", "0000-00-00")
-            txns = log.get("transactions", [])
-            undone = {t.get("original_transaction_id") for t in txns
-                      if t.get("type") in ("refund", "void")}
-            paid = sum(_cents(t["amount"]) for t in txns
-                       if t.get("type") in ("capture", "sale") and t.get("status") == "settled"
-                       and t["timestamp"][:10] >= dos and t["transaction_id"] not in undone)
-            balance = _cents(ledger.get("balance", "0"))
-            over = paid + balance - pr
+    @staticmethod
+    def _true_share(eob: dict[str, Any], plan: dict[str, Any], specialty: str) -> int:
+        """The patient's share per the plan's terms and accumulator (no OOP cap)."""
+        copays = plan.get("copays", {})
+        benefits = plan.get("benefits", {})
+        kind = "primary_care" if specialty.lower() in PRIMARY_CARE else "specialist"
+        visit_copay = _cents(copays.get(kind, "0")) \
+            if benefits.get("office_visit", {}).get("copay_applies") else 0
+        acc = plan.get("member_accumulators", {})
+        ded_left = _cents(acc.get("deductible_remaining", plan.get("deductible", "0")))
+        pct = int(plan.get("coinsurance_pct", 0))
+        counts = bool(plan.get("copays_count_toward_deductible"))
+        total = 0
+        for ln in eob.get("lines", []):
+            allowed = _cents(ln.get("allowed", "0"))
+            if str(ln.get("hcpcs", "")).startswith("992") and visit_copay > 0:
+                cp, ded, co = min(visit_copay, allowed), 0, 0
+            else:
+                cp, ded = 0, min(ded_left, allowed)
+                co = _pct(allowed - ded, pct)
+            ded_left = max(0, ded_left - ded - (cp if counts else 0))
+            total += cp + ded + co
+        return total
+
+    def _decide(self, view: dict[str, Any]) -> dict[str, Any]:
+        rec = view["records"]
+        eob, plan = rec.get("eob"), rec.get("plan_document")
+        ledger, log = rec.get("payment_ledger"), rec.get("processor_log")
+        prov = rec.get("provider_record")
+        balance = _cents(ledger.get("balance", "0")) if ledger else 0
+        if log is not None:
+            dup = self._duplicate(log)
+            if dup is not None:
+                policy = (prov or {}).get("financial_policy", "")
+                apply_first = "applied to any open balance" in policy
+                resolution = ("balance_correction" if apply_first and balance >= dup
+                              else "refund_request")
+                return {"finding": "duplicate_charge", "responsible_party": "provider",
+                        "resolution_type": resolution, "amount_cents": dup}
+        if eob is None:  # nothing to reason from: dispute the open balance
+            return {"finding": "balance_billing", "responsible_party": "provider",
+                    "resolution_type": "balance_correction", "amount_cents": balance}
+        pr_eob = _cents(eob.get("totals", {}).get("patient_responsibility", "0"))
+        dos = eob.get("date_of_service", "0000-00-00")
+        card = sum(_cents(t["amount"]) for t in self._payments(log or {})
+                   if str(t.get("timestamp", ""))[:10] >= dos)
+        asked = card + balance
+        if plan is not None:
+            specialty = ((prov or {}).get("provider", {}).get("specialty")
+                         or "family medicine")
+            share = self._true_share(eob, plan, specialty)
+            if pr_eob > share:
+                ded_eob = sum(_cents(ln.get("deductible", "0")) for ln in eob.get("lines", []))
+                ded_left = _cents(plan.get("member_accumulators", {})
+                                  .get("deductible_remaining", "0"))
+                finding = ("deductible_already_met" if ded_eob > ded_left
+                           else "coinsurance_on_billed")
+                return {"finding": finding, "responsible_party": "insurer",
+                        "resolution_type": "claim_reprocessing",
+                        "amount_cents": max(asked - share, 0)}
+        over = asked - pr_eob
+        if over > 0 and ledger is not None:
+            claim = str(eob.get("claim_id", ""))
             entries = [e for e in ledger.get("entries", [])
-                       if self.claim_id and str(e.get("reference", "")).startswith(
-                           self.claim_id)]
-            if over > 0:
-                party = "provider"
-                resolution = "refund_request" if balance <= 0 else "balance_correction"
-                amount = over
-                charges = [(e["description"], e["amount"], e["reference"]) for e in entries
-                           if e.get("type") == "charge"]
-                if len(charges) != len(set(charges)):
-                    finding = "duplicate_posting"
-                elif not any(e.get("type") == "adjustment" for e in entries):
-                    finding = "balance_billing"
-                elif not any(e.get("type") == "patient_payment" and e.get("date") == dos
-                             for e in ledger.get("entries", [])):
-                    finding = "copay_not_credited"
-                else:
-                    finding = "coinsurance_on_billed"
-            else:  # nothing visible: ask the provider to re-verify the open balance
-                party, finding, resolution = "provider", "no_error", "balance_correction"
-                amount = balance if balance > 0 else pr
-        money = _dollars(amount)
-        return [
+                       if str(e.get("reference", "")).startswith(claim)]
+            charges = [(e.get("description"), e.get("amount"), e.get("reference"))
+                       for e in entries if e.get("type") == "charge"]
+            dos_captures = [t for t in self._payments(log or {})
+                            if str(t.get("timestamp", ""))[:10] == dos]
+            credited = any(e.get("type") == "patient_payment" and e.get("date") == dos
+                           for e in ledger.get("entries", []))
+            if len(charges) != len(set(charges)):
+                finding = "duplicate_posting"
+            elif not any(e.get("type") == "adjustment" for e in entries):
+                finding = "balance_billing"
+            elif dos_captures and not credited:
+                finding = "copay_not_credited"
+            else:
+                finding = "coinsurance_on_billed"
+            return {"finding": finding, "responsible_party": "provider",
+                    "resolution_type": "refund_request" if balance <= 0
+                    else "balance_correction", "amount_cents": over}
+        if over > 0:  # no ledger to read: the EOB says less than the patient was asked
+            return {"finding": "balance_billing", "responsible_party": "provider",
+                    "resolution_type": "balance_correction", "amount_cents": over}
+        return {"finding": "no_error", "responsible_party": "none",
+                "resolution_type": "no_action", "amount_cents": pr_eob}
+
+    def _conclude(self) -> list[dict[str, Any]]:
+        view = self.view()
+        decision = self._decide(view)
+        if self.decide_hook is not None:
+            override = self.decide_hook(view) or {}
+            for k in (*KEYS, "appeal_reason"):
+                if k in override:
+                    decision[k] = override[k]
+        if decision.get("amount_cents") is None:
+            decision["amount_cents"] = 0
+        self.decision = decision
+        finding, party = decision["finding"], decision["responsible_party"]
+        resolution = decision["resolution_type"]
+        money = _dollars(int(decision["amount_cents"]))
+        if self.cite_all:
+            cited = list(self.seen)
+        else:
+            cited = [self.records[t]["artifact_id"] for t in SHOWS.get(finding, SHOWS["no_error"])
+                     if t in self.records]
+        plan = [
             self._a("write_diagnosis", responsible_party=party, finding=finding, amount=money,
                     cited_artifacts=cited, summary=f"{finding}: {money}"),
             self._a("draft_resolution", resolution_type=resolution, amount=money,
-                    cited_artifacts=cited, body=f"Please correct {money} ({finding})."),
+                    cited_artifacts=cited, body=f"{resolution} for {money} ({finding})."),
             self._a("submit_resolution"),
             self._a("send_patient_communication", message_type="explanation",
-                    message=f"We reviewed your bill and filed a {resolution} for ${money}."),
-            self._a("write_audit_entry", summary="Reviewed EOB, ledger, plan, provider record "
-                                                  "and processor log for the dispute."),
+                    message=(f"We reviewed your bill: it is correct; your share is ${money}."
+                             if finding == "no_error" else
+                             f"We reviewed your bill and filed a {resolution} for ${money}.")),
+        ]
+        if party == "provider":
+            plan.append(self._a("notify_provider", cited_artifacts=cited, position="maintain",
+                                message=f"Please correct the account: {finding}, ${money}."))
+        plan += [
+            self._a("write_audit_entry", summary="Reviewed EOB, ledger, plan, provider record, "
+                                                  "claim record and processor log for the "
+                                                  "dispute."),
             self._a("close_case"),
         ]
+        return plan
