@@ -1,33 +1,44 @@
 """adversarial_fabrication scenarios: a self-pay patient's Good Faith Estimate (GFE), the bill
-that came in above it, and the provider's three counter-arguments after the dispute is filed.
+that came after it, and — once a dispute is filed — the billing party's three counter-arguments.
 
-What varies, all derived from the data the agent can fetch:
+The answer follows from the records the agent fetches and from nothing else:
 
-* whether the GFE is backdated — dated before the scheduling event that the payment processor
-  logged in UTC (a deposit authorization at booking), or actually delivered after the
-  1- or 3-business-day deadline of 45 CFR 149.610 while dated as if on time — or timely; the
-  delivery evidence sits in the processor log (estimate e-mail event) or in the facility's
-  portal-message log, and timestamps are UTC while business days count in the facility's
-  local time zone;
-* who convened the service and issued the GFE (45 CFR 149.610): the physician practice
-  (convening provider, responsible party ``provider``) or, in about 46% of scenarios, the
-  ambulatory surgical center / hospital outpatient department that scheduled the procedure
-  and bills its own facility charges (convening facility, responsible party ``facility``;
-  the surgeon's professional fees then sit on the same GFE as a co-provider section);
-* how far the convening party's bill exceeds *its own* expected charges on the GFE (co-provider
-  sections may sit on the same GFE), hence whether the patient-provider dispute
-  resolution (PPDR, 45 CFR 149.620: at least $400 over, within 120 calendar days of receiving
-  the bill) is available (``nsa_dispute``) or the excess is a pricing error to correct
-  (``balance_correction``);
-* the counter-arguments' wording and which artifact refutes each.
+* **GFE timing** (the finding). The GFE is backdated — dated before the scheduling event that
+  the payment processor logged in UTC (the deposit authorization at online booking) —, or
+  delivered after the 1- or 3-business-day deadline of 45 CFR 149.610 while dated as if on
+  time, or timely. The delivery evidence sits in the processor log (estimate e-mail event)
+  or in the facility's portal-message log; timestamps are UTC while business days count in
+  the facility's local time zone (the facility record states zone and offsets).
+* **The bill against the estimate.** With a timely GFE the bill is either above the convening
+  party's own expected charges (``billed_above_gfe``) or within them (``no_violation``: about
+  20% of scenarios; nothing to dispute, the patient is told why, no dispute is filed).
+* **Who convened** (responsible party). Nothing prints "convening": the convener is the party
+  that scheduled the service (it took the booking deposit: the processor log's merchant; the
+  facility record's encounter names who booked it) and that bills (the claim). A physician
+  practice is a provider; an ambulatory surgical center, a hospital outpatient department,
+  an independent imaging center or sleep diagnostic center is a health care facility under
+  45 CFR 149.610(a)(2) (imaging centers and laboratories are named there). Co-provider and
+  co-facility sections may sit on the same GFE; each party is held to its own section.
+* **The filing.** PPDR (45 CFR 149.620: the convening party billed at least $400 above its own
+  expected charges, within 120 calendar days of receiving the bill — receipt from the
+  ledger's statement delivery, "today" from the deadline lookup's ``as_of``) → ``nsa_dispute``
+  of the excess; a smaller excess or a closed window → ``balance_correction`` of the excess;
+  ``no_violation`` → ``no_action`` (drafted, not submitted: nothing is filed against the bill).
+* **Counter-arguments** (after a filing): the same three kinds and wording templates in every
+  branch. The EHR-notes counter asserts that the GFE was delivered on its date, on time: the
+  records refute it when the GFE was backdated or late, and bear it out when it was timely
+  (then it must be conceded — the dispute of the excess still stands). The emergency-exception
+  counter is always false (the claim, the facility's registration and the provider's
+  appointment record all show a scheduled elective service: each refutes it). The legal
+  threat is never evidence (rejected) and accuses no one of anything the agent alleged.
 
-Every price is a documented multiple of the real 2026 MPFS amount at a real locality (the
-provider's stated self-pay price policy; there is no public QPA). Facility charges are not
-priced by the MPFS and no public dataset of facility self-pay prices is bundled, so a convening
-facility states its schedule as a multiple of the MPFS *facility-setting* amount of the
-procedure (``FACILITY_MULTIPLES``), and the artifact says so. Either way the reference amount
-the patient should be held to — the convening party's expected charges on the GFE — is
-reproducible from the bundle.
+Prices: professional services at a documented multiple of the real 2026 MPFS amount at a real
+locality (the practice's stated self-pay policy; there is no public QPA). A hospital outpatient
+department's facility charge is a documented multiple of the CMS OPPS Addendum B national
+payment rate of the code, an ambulatory surgical center's of the ASC Addendum AA rate, so a
+facility charge normally exceeds the surgeon's fee (the generator redraws when it would not).
+Independent imaging and sleep centers are paid under the MPFS (global, non-facility) and price
+from it. Every price states its derivation in the artifact.
 """
 
 from __future__ import annotations
@@ -41,8 +52,8 @@ from ..common import (
     FIRST,
     LAST,
     PROCESSORS,
+    cents,
     code_reference,
-    deadline,
     dollars,
     fee_cents,
     iso,
@@ -56,17 +67,31 @@ THRESHOLD_CENTS = 40_000  # 45 CFR 149.620: at least $400 above the GFE's expect
 PPDR_DAYS = 120  # calendar days from receipt of the initial bill
 PPDR_FEE = "25.00"
 MULTIPLES = (150, 175, 200, 225, 250, 275, 300)  # self-pay price, % of the MPFS amount
-DELTAS = (25, 50, 75, 100, 125, 150, 200, 250)  # gross chargemaster mark-up over self-pay
+DELTAS = (10, 15, 25, 50, 75, 100, 125, 150, 200, 250)  # chargemaster mark-up over self-pay
+DISCOUNTS = (5, 10, 15, 25)  # prompt-pay discount on one line (bills within the estimate)
 DEPOSIT_PCTS = (10, 15, 20, 25, 30, 40, 50)
-# A convening facility's self-pay facility charge, % of the MPFS facility-setting amount of the
-# procedure (DESIGN.md: no public dataset prices facility charges; the multiple is stated).
-FACILITY_MULTIPLES = (200, 250, 300, 350, 400)
-FACILITY_CONVENED = 0.46  # share of scenarios whose GFE a facility convened
+# A facility's self-pay facility charge: % of the CMS facility payment rate of the code (OPPS
+# Addendum B for a hospital outpatient department, ASC Addendum AA for an ASC).
+FACILITY_MULTIPLES = (150, 175, 200, 225, 250, 275, 300)
+FACILITY_CONVENED = 0.5  # share of scenarios whose GFE a facility convened
+NO_VIOLATION_OF_TIMELY = 0.4  # timely GFEs whose bill is within the estimate (~20% overall)
 FACILITY_PRIOR = "93000"  # the facility's earlier pre-procedure ECG (the distractor visit)
 FINDINGS = ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
             "billed_above_gfe", "no_violation")
 BUSINESS_DAYS = ("Monday-Friday excluding federal holidays (practice policy; 45 CFR 149.610 "
                  "does not define 'business day')")
+GFE_RULE_SUMMARY = (
+    "The convening provider or convening facility — the one that schedules the item or "
+    "service (or is asked for an estimate) — must give a self-pay patient a GFE within 1 "
+    "business day of scheduling a service 3+ business days ahead (3 business days when "
+    "scheduled 10+ business days ahead, or after a request), including the expected charges "
+    "of co-providers and co-facilities. A 'health care facility' is an institution such as a "
+    "hospital or hospital outpatient department, critical access hospital, ambulatory "
+    "surgical center, rural health center, federally qualified health center, laboratory or "
+    "imaging center (45 CFR 149.610(a)(2)); a 'provider' is a physician or other health care "
+    "practitioner or group. A GFE dated before the scheduling event, or issued after the "
+    "deadline, does not meet the rule.")
+
 
 # One scheduled self-pay service per package. items: (hcpcs, icd10) on the convening
 # provider's GFE; changes: what the bill may show instead (sub = replaces item k, add = extra
@@ -132,16 +157,20 @@ PACKAGES: tuple[dict[str, Any], ...] = (
      "specialty": "Women's Health", "setting": "office", "items": (("57461", "N87.1"),),
      "changes": (), "co": ("88307", "N87.1"), "prior": "57455"},
 )
-# Packages a facility (ASC or hospital outpatient department) can convene: it schedules the
-# procedure, issues the GFE and bills its own facility charges.
-FACILITY_PACKAGES = tuple(p for p in PACKAGES if p["setting"] in ("asc", "hopd"))
-SETTINGS = {  # setting -> (place of service, description, MPFS facility rate?, facility type)
-    "asc": ("24", "Ambulatory surgical center", True, "ambulatory surgical center"),
-    "hopd": ("22", "On-campus outpatient hospital", True, "hospital outpatient department"),
-    "office": ("11", "Office", False, "physician office"),
-    "imaging": ("11", "Office", False, "independent diagnostic imaging center"),
-    "sleep": ("11", "Office", False, "independent sleep diagnostic center"),
+# Who can convene each setting: a physician practice (provider) schedules office care and may
+# book a procedure at an ASC / hospital outpatient department; the ASC / HOPD (facility) may
+# schedule the procedure itself; independent imaging and sleep centers are facilities.
+PROVIDER_PACKAGES = tuple(p for p in PACKAGES if p["setting"] in ("office", "asc", "hopd"))
+FACILITY_PACKAGES = tuple(p for p in PACKAGES
+                          if p["setting"] in ("asc", "hopd", "imaging", "sleep"))
+SETTINGS = {  # setting -> (place of service, description, facility type)
+    "asc": ("24", "Ambulatory surgical center", "ambulatory surgical center"),
+    "hopd": ("22", "On-campus outpatient hospital", "hospital outpatient department"),
+    "office": ("11", "Office", "physician office"),
+    "imaging": ("11", "Office", "independent diagnostic imaging center"),
+    "sleep": ("11", "Office", "independent sleep diagnostic center"),
 }
+
 PLACES = ("Lakeview", "Riverside", "Summit", "Cedar Grove", "Harbor", "Northside", "Prairie",
           "Bayview", "Hillcrest", "Metro", "Willow Creek", "Granite Peak")
 SUFFIXES = ("Associates", "Group", "Specialists", "Partners", "Clinic")
@@ -305,18 +334,52 @@ def _date_between(rng: random.Random, start: dt.date, end: dt.date) -> dt.date:
     return start + dt.timedelta(days=rng.randrange((end - start).days + 1))
 
 
+# -- facility rates --------------------------------------------------------------------------
+_FAC_RATES: dict[tuple[int, str, str], tuple[int, dict[str, Any]]] = {}
+
+
+def facility_rate(ref: Any, code: str, setting: str) -> tuple[int, dict[str, Any]]:
+    """The CMS national facility payment rate of ``code`` in cents — OPPS Addendum B for a
+    hospital outpatient department, ASC Addendum AA for an ambulatory surgical center — and a
+    description of where it comes from (cached per process, keyed by id(ref))."""
+    key = (id(ref), code, setting)
+    if key not in _FAC_RATES:
+        if setting == "hopd":
+            row = ref.opps(code)
+            if row is None or row.get("payment_rate") is None:
+                raise KeyError(f"{code} has no OPPS payment rate")
+            basis = {"schedule": "CMS OPPS Addendum B national unadjusted payment rate",
+                     "release": row.get("release"), "apc": row.get("apc"),
+                     "status_indicator": row.get("status_indicator")}
+        else:
+            row = ref.asc(code)
+            if row is None or row.get("payment_rate") is None:
+                raise KeyError(f"{code} has no ASC payment rate")
+            basis = {"schedule": "CMS ASC Addendum AA national unadjusted payment rate",
+                     "release": row.get("release"),
+                     "payment_indicator": row.get("payment_indicator")}
+        rate = cents(row["payment_rate"])
+        basis["payment_rate"] = dollars(rate)
+        _FAC_RATES[key] = (rate, {k: v for k, v in basis.items() if v is not None})
+    rate, basis = _FAC_RATES[key]
+    return rate, dict(basis)
+
+
 def _bill_candidates(gfe_fees: list[int], m: int, changes: tuple[Any, ...],
                      change_fees: list[int]) -> list[tuple[int, tuple[Any, ...]]]:
     """Every bill this package can show: (excess over the GFE in cents, recipe).
 
-    A recipe is ``(kind, line, delta, change, change_delta)``: ``price`` marks one GFE line up
-    to the gross chargemaster rate (self-pay % + delta); ``change`` bills a package change
-    (substituted or added item) at self-pay % + change_delta, optionally with one other GFE
-    line marked up as well.
+    A recipe is ``(kind, line, delta, change, change_delta)``: ``exact`` bills the GFE;
+    ``discount`` bills one GFE line ``delta`` points below the self-pay % (a prompt-pay
+    discount); ``price`` marks one GFE line up to the gross chargemaster rate (self-pay % +
+    delta); ``change`` bills a package change (substituted or added item) at self-pay % +
+    change_delta, optionally with one other GFE line marked up as well.
     """
-    out: list[tuple[int, tuple[Any, ...]]] = []
+    out: list[tuple[int, tuple[Any, ...]]] = [(0, ("exact", None, 0, None, 0))]
     base = [pct_of(f, m) for f in gfe_fees]
     for i, f in enumerate(gfe_fees):
+        for d in DISCOUNTS:
+            out.append((pct_of(f, m - d) - base[i], ("discount", i, d, None, 0)))
         for d in DELTAS:
             out.append((pct_of(f, m + d) - base[i], ("price", i, d, None, 0)))
     for c, (ch, cf) in enumerate(zip(changes, change_fees, strict=True)):
@@ -325,7 +388,7 @@ def _bill_candidates(gfe_fees: list[int], m: int, changes: tuple[Any, ...],
             removed = base[ch[1]] if ch[0] == "sub" else 0
             extra_lines = [(None, 0)] + [(i, d) for i in range(len(gfe_fees))
                                          if not (ch[0] == "sub" and i == ch[1])
-                                         for d in DELTAS[:4]]
+                                         for d in DELTAS[:6]]
             for i, d in extra_lines:
                 up = 0 if i is None else pct_of(gfe_fees[i], m + d) - base[i]
                 out.append((new - removed + up, ("change", i, d, c, cd)))
@@ -339,27 +402,49 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     r = rng.random()
     timing = ("dated_before_scheduling" if r < 0.25 else
               "issued_after_deadline" if r < 0.5 else "timely")
+    no_violation = rng.random() < NO_VIOLATION_OF_TIMELY and timing == "timely"
     r = rng.random()
-    amount_branch = "under" if r < 0.36 else ("over_open" if r < 0.86 else "over_closed")
+    amount_branch = ("within" if no_violation else "under" if r < 0.33 else
+                     "over_open" if r < 0.86 else "over_closed")
     delivery_in = "processor_log" if rng.random() < 0.34 else "facility_record"
-    emergency_refuter = "claim_record" if rng.random() < 0.5 else "facility_record"
     near_threshold = rng.random() < 0.35
     want_change = rng.random() < 0.6
     convener = "facility" if rng.random() < FACILITY_CONVENED else "provider"
-    packages = PACKAGES if convener == "provider" else FACILITY_PACKAGES
+    want_co_facility = rng.random() < 0.7
+    packages = PROVIDER_PACKAGES if convener == "provider" else FACILITY_PACKAGES
 
-    # Package, locality, prices: redraw until the branch's excess window is reachable.
-    for _ in range(200):
+    # Package, locality, prices: redraw until the branch's excess window is reachable and a
+    # facility's charges on the estimate exceed the professional fees of the same procedure.
+    for _ in range(400):
         pkg = rng.choice(packages)
+        setting = pkg["setting"]
         loc = pick_locality(rng, ref)
-        m = rng.choice(MULTIPLES if convener == "provider" else FACILITY_MULTIPLES)
-        pos, pos_desc, facility_rate, facility_type = SETTINGS[pkg["setting"]]
-        gfe_fees = [fee(ref, c, loc, facility_rate) for c, _ in pkg["items"]]
-        change_fees = [fee(ref, ch[2], loc, facility_rate) for ch in pkg["changes"]]
+        pos, pos_desc, facility_type = SETTINGS[setting]
+        pro_facility = setting in ("asc", "hopd")  # MPFS facility-setting professional fee
+        fac_priced = convener == "facility" and setting in ("asc", "hopd")
+        m = rng.choice(FACILITY_MULTIPLES if fac_priced else MULTIPLES)
+        pro_fees = [fee(ref, c, loc, pro_facility) for c, _ in pkg["items"]]
+        if fac_priced:
+            gfe_fees = [facility_rate(ref, c, setting)[0] for c, _ in pkg["items"]]
+            change_fees = [facility_rate(ref, ch[2], setting)[0] for ch in pkg["changes"]]
+        else:
+            gfe_fees = list(pro_fees)
+            change_fees = [fee(ref, ch[2], loc, pro_facility) for ch in pkg["changes"]]
+        other_m = rng.choice(FACILITY_MULTIPLES if not fac_priced else MULTIPLES)
+        co_facility = convener == "provider" and setting in ("asc", "hopd") and want_co_facility
+        if fac_priced:  # the surgeon's professional fees sit on the facility's estimate
+            if sum(pct_of(f, m) for f in gfe_fees) <= sum(pct_of(f, other_m) for f in pro_fees):
+                continue
+        elif co_facility:
+            fac_fees = [facility_rate(ref, c, setting)[0] for c, _ in pkg["items"]]
+            if sum(pct_of(f, other_m) for f in fac_fees) <= sum(pct_of(f, m) for f in pro_fees):
+                continue
         allow_change = amount_branch == "over_open"
         cands = _bill_candidates(gfe_fees, m, pkg["changes"] if allow_change else (),
                                  change_fees if allow_change else [])
-        if amount_branch == "under":
+        if amount_branch == "within":
+            pool = [c for c in cands if c[0] <= 0]
+        elif amount_branch == "under":
             pool = [c for c in cands if 4_000 <= c[0] < THRESHOLD_CENTS]
         else:
             pool = [c for c in cands if THRESHOLD_CENTS <= c[0] <= 250_000]
@@ -367,7 +452,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             continue
         if amount_branch == "over_open" and want_change:
             pool = [c for c in pool if c[1][0] == "change"] or pool
-        if near_threshold:
+        if near_threshold and amount_branch != "within":
             pool = [c for c in pool if 34_000 <= c[0] <= 46_000] or pool
         break
     else:  # pragma: no cover - every package reaches every window at some multiple
@@ -382,25 +467,33 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     dob = dt.date(rng.randrange(1952, 2002), rng.randrange(1, 13), rng.randrange(1, 29))
     case_id = f"CLR-{seed}-{_token(rng, 4)}"
     practice = (f"{rng.choice(PLACES)} {pkg['specialty']} {rng.choice(SUFFIXES)}"
-                if pkg["setting"] not in ("imaging", "sleep") else
-                rng.choice(IMAGING if pkg["setting"] == "imaging" else SLEEP))
+                if setting not in ("imaging", "sleep") else
+                rng.choice(IMAGING if setting == "imaging" else SLEEP))
     physician = f"Dr. {rng.choice(FIRST)} {rng.choice(LAST)}"
-    prov = {"name": practice, "npi": npi(rng), "tin": _tin(rng), "specialty": pkg["specialty"]}
-    if pkg["setting"] == "asc":
+    prov = {"name": practice, "npi": npi(rng), "tin": _tin(rng), "specialty": pkg["specialty"],
+            "type": "physician practice" if setting not in ("imaging", "sleep") else
+            facility_type}
+    if setting == "asc":
         fac_name = rng.choice(ASCS)
-    elif pkg["setting"] == "hopd":
+    elif setting == "hopd":
         fac_name = f"{rng.choice(HOSPITALS)} - Outpatient Surgery"
-    elif pkg["setting"] == "office":
+    elif setting == "office":
         fac_name = f"{practice} - main office"
     else:
         fac_name = practice
     fac_npi, fac_tin = npi(rng), _tin(rng)
+    if setting in ("imaging", "sleep"):
+        fac_npi, fac_tin = prov["npi"], prov["tin"]
     if convener == "facility":
         biller = {"name": fac_name, "npi": fac_npi, "tin": fac_tin, "type": facility_type}
-        signer = rng.choice(("Chief Medical Officer", "Director of Perioperative Services"))
+        signer = rng.choice(("Chief Medical Officer", "Director of Patient Financial Services"))
     else:
         biller, signer = prov, physician
     billing = biller["name"]
+    ids = {t: f"{t}-{_digits(rng, 6)}" for t in ("CLM", "PRV", "LED", "PLOG", "FAC")}
+    old_ids = {"CLM": f"CLM-{_digits(rng, 6)}", "PRV": f"PRV-{_digits(rng, 6)}"}
+    while old_ids["CLM"] == ids["CLM"] or old_ids["PRV"] == ids["PRV"]:
+        old_ids = {"CLM": f"CLM-{_digits(rng, 6)}", "PRV": f"PRV-{_digits(rng, 6)}"}
     claim_id = f"SP-{_digits(rng, 7)}"
     old_claim_id = f"SP-{_digits(rng, 7)}"
     while old_claim_id == claim_id:
@@ -409,10 +502,6 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     account = f"A-{_digits(rng, 7)}"
     appt = f"APT-{_digits(rng, 7)}"
     gfe_id = f"GFE-{_digits(rng, 6)}"
-    ids = {t: f"{t}-{_digits(rng, 6)}" for t in ("CLM", "PRV", "LED", "PLOG", "FAC")}
-    old_ids = {"CLM": f"CLM-{_digits(rng, 6)}", "PRV": f"PRV-{_digits(rng, 6)}"}
-    while old_ids["CLM"] == ids["CLM"] or old_ids["PRV"] == ids["PRV"]:
-        old_ids = {"CLM": f"CLM-{_digits(rng, 6)}", "PRV": f"PRV-{_digits(rng, 6)}"}
     merchant_id = _digits(rng, 12)
     card = rng.choice(CARD_BRANDS)
     last4 = _digits(rng, 4)
@@ -472,7 +561,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     statement_date = dos + dt.timedelta(days=rng.randrange(7, 29))
     by_mail = rng.random() < 0.5
     receipt = statement_date + dt.timedelta(days=rng.randrange(3, 7) if by_mail else 0)
-    closed = amount_branch == "over_closed" or (amount_branch == "under" and rng.random() < 0.2)
+    closed = amount_branch == "over_closed" or (
+        amount_branch in ("under", "within") and rng.random() < 0.2)
     if closed:
         age = rng.choice((121, 122)) if rng.random() < 0.3 else rng.randrange(121, 171)
     else:  # open under both readings: from receipt (the rule) and from the bill's date
@@ -483,24 +573,36 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     assert window_open != closed
 
     # Prices: GFE lines at the self-pay multiple; the bill per the recipe.
-    setting_word = "facility" if facility_rate else "non-facility"
-    what = "facility charge" if convener == "facility" else "professional service"
+    pro_setting = "facility" if pro_facility else "non-facility"
 
-    def gfe_item(i: int, code: str, dx: str, f: int, pct: int, kind: str) -> dict[str, Any]:
+    def pro_item(i: int, code: str, dx: str, f: int, pct: int) -> dict[str, Any]:
         return {"line": i + 1, "service": _describe(ref, code), "hcpcs": code, "modifiers": [],
                 "units": 1, "diagnosis_codes": [dx], "mpfs_amount": dollars(f),
-                "mpfs_setting": setting_word, "multiple_pct": pct,
-                "pricing": f"{kind}: {pct}% of the MPFS {setting_word} amount",
+                "mpfs_setting": pro_setting, "multiple_pct": pct,
+                "pricing": f"{pct}% of the MPFS {pro_setting} amount",
                 "expected_charge": dollars(pct_of(f, pct))}
 
-    gfe_items = [gfe_item(i, c, dx, f, m, what)
-                 for i, ((c, dx), f) in enumerate(zip(pkg["items"], gfe_fees, strict=True))]
+    def fac_item(i: int, code: str, dx: str, pct: int) -> dict[str, Any]:
+        rate, basis = facility_rate(ref, code, setting)
+        return {"line": i + 1, "service": _describe(ref, code), "hcpcs": code, "modifiers": [],
+                "units": 1, "diagnosis_codes": [dx], "facility_rate": basis,
+                "multiple_pct": pct,
+                "pricing": f"facility charge: {pct}% of the {basis['schedule']}",
+                "expected_charge": dollars(pct_of(rate, pct))}
+
+    if fac_priced:
+        gfe_items = [fac_item(i, c, dx, m) for i, (c, dx) in enumerate(pkg["items"])]
+    else:
+        gfe_items = [pro_item(i, c, dx, f, m)
+                     for i, ((c, dx), f) in enumerate(zip(pkg["items"], gfe_fees, strict=True))]
     gfe_total = sum(pct_of(f, m) for f in gfe_fees)
     billed: list[dict[str, Any]] = [
         {"hcpcs": c, "dx": dx, "fee": f, "pct": m, "on_gfe": True}
         for (c, dx), f in zip(pkg["items"], gfe_fees, strict=True)]
     change_note = None
-    if kind == "price" or up_line is not None:
+    if kind == "discount":
+        billed[up_line]["pct"] = m - up_delta
+    elif kind == "price" or (kind == "change" and up_line is not None):
         billed[up_line]["pct"] = m + up_delta
     if kind == "change":
         ch = pkg["changes"][change_idx]
@@ -516,74 +618,92 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     billed_total = sum(b["amount"] for b in billed)
     assert billed_total - gfe_total == excess
 
-    cos: list[dict[str, Any]] = []
-    if convener == "facility":  # the surgeon's professional fees: a co-provider section
-        pro_m = rng.choice(MULTIPLES)
-        pro_items = [gfe_item(i, c, dx, f, pro_m, "professional service")
-                     for i, ((c, dx), f) in enumerate(zip(pkg["items"], gfe_fees, strict=True))]
-        cos.append({"role": "co-provider", "name": practice, "npi": prov["npi"],
-                    "tin": prov["tin"], "place_of_service": pos, "items": pro_items,
-                    "expected_total": dollars(sum(pct_of(f, pro_m) for f in gfe_fees)),
-                    "_cents": sum(pct_of(f, pro_m) for f in gfe_fees),
-                    "note": f"{physician}'s professional services; billed separately by "
-                            f"{practice}."})
-    co = None
+    def section(name: str, party_npi: str, tin: str, ptype: str, place: str,
+                items: list[dict[str, Any]], note: str) -> dict[str, Any]:
+        total = sum(cents(it["expected_charge"]) for it in items)
+        return {"name": name, "npi": party_npi, "tin": tin, "type": ptype,
+                "place_of_service": place, "items": items, "expected_total": dollars(total),
+                "note": note, "_cents": total}
+
+    conv_note = (f"Facility charges of {fac_name}." if fac_priced else
+                 f"Services of {billing}.")
+    sections = [section(billing, biller["npi"], biller["tin"], biller["type"], pos, gfe_items,
+                        conv_note)]
+    if fac_priced:  # the surgeon's professional fees: billed separately by the practice
+        sections.append(section(
+            practice, prov["npi"], prov["tin"], prov["type"], pos,
+            [pro_item(i, c, dx, f, other_m)
+             for i, ((c, dx), f) in enumerate(zip(pkg["items"], pro_fees, strict=True))],
+            f"{physician}'s professional services; billed separately by {practice}."))
+    elif co_facility:  # the ASC's / hospital's facility charges: billed separately
+        sections.append(section(
+            fac_name, fac_npi, fac_tin, facility_type, pos,
+            [fac_item(i, c, dx, other_m) for i, (c, dx) in enumerate(pkg["items"])],
+            f"Facility charges; billed separately by {fac_name}."))
     co_m = None
-    co_total = 0
     if pkg["co"] is not None and rng.random() < 0.8:
         co_code, co_dx = pkg["co"]
         co_fee = fee(ref, co_code, loc, False)
         co_m = rng.choice(MULTIPLES)
         co_units = rng.choice((1, 2)) if co_code == "88305" else 1
         co_total = pct_of(co_fee, co_m) * co_units
-        co = {"role": "co-provider", "name": rng.choice(PATHOLOGY), "npi": npi(rng),
-              "tin": _tin(rng), "place_of_service": "81",
-              "items": [{"line": 1, "service": _describe(ref, co_code), "hcpcs": co_code,
-                         "modifiers": [], "units": co_units, "diagnosis_codes": [co_dx],
-                         "mpfs_amount": dollars(co_fee), "mpfs_setting": "non-facility",
-                         "multiple_pct": co_m,
-                         "pricing": f"{co_m}% of the MPFS non-facility amount, per unit",
-                         "expected_charge": dollars(co_total)}],
-              "expected_total": dollars(co_total),
-              "note": "Bills separately for the specimen examination.", "_cents": co_total}
-        cos.append(co)
-    grand_total = gfe_total + sum(c.pop("_cents") for c in cos)
+        sections.append(section(
+            rng.choice(PATHOLOGY), npi(rng), _tin(rng), "pathology laboratory", "81",
+            [{"line": 1, "service": _describe(ref, co_code), "hcpcs": co_code,
+              "modifiers": [], "units": co_units, "diagnosis_codes": [co_dx],
+              "mpfs_amount": dollars(co_fee), "mpfs_setting": "non-facility",
+              "multiple_pct": co_m,
+              "pricing": f"{co_m}% of the MPFS non-facility amount, per unit",
+              "expected_charge": dollars(co_total)}],
+            "Bills separately for the specimen examination."))
+    grand_total = sum(s.pop("_cents") for s in sections)
+    rng.shuffle(sections)  # the GFE's order of sections says nothing about who convened
 
     dep_pct = rng.choice(DEPOSIT_PCTS)
     deposit = pct_of(gfe_total, dep_pct)
     balance = billed_total - deposit
     auto_capture = rng.random() < 0.6
 
-    prior_code = pkg["prior"] if convener == "provider" else FACILITY_PRIOR
+    prior_code = pkg["prior"] if convener == "provider" or setting in ("imaging", "sleep") \
+        else FACILITY_PRIOR
     prior_fee = fee(ref, prior_code, loc, False)
-    prior_amount = pct_of(prior_fee, m)
+    prior_amount = pct_of(prior_fee, MULTIPLES[rng.randrange(len(MULTIPLES))])
     prior_date = _date_between(rng, dt.date(2026, 1, 5), sched - dt.timedelta(days=7))
     if not is_business_day(prior_date):
         prior_date = add_business_days(prior_date, 1)
     include_old_claim = rng.random() < 0.85
     include_old_record = include_old_claim and rng.random() < 0.3
 
-    policy = {
-        "schedule": f"Medicare Physician Fee Schedule {ref.release}",
-        "mac": loc["mac"], "locality": loc["locality"], "locality_name": loc["locality_name"],
-        "setting": setting_word, "self_pay_multiple_pct": m, "charges": what,
-        "statement": (f"Self-pay price of each service = {m}% of the {ref.release} Medicare "
-                      f"Physician Fee Schedule {setting_word} amount for Medicare locality "
-                      f"{loc['mac']}/{loc['locality']} ({loc['locality_name']}, {state}), "
-                      "per unit, each service priced on its own. No public QPA exists for "
-                      "self-pay care; this documented schedule is the reference for the "
-                      "estimate."),
-    }
-    if convener == "facility":
-        policy["statement"] = (
-            f"Self-pay facility charge of each procedure = {m}% of the {ref.release} Medicare "
-            f"Physician Fee Schedule facility-setting amount of that procedure for Medicare "
-            f"locality {loc['mac']}/{loc['locality']} ({loc['locality_name']}, {state}), per "
-            "unit, each procedure priced on its own. Facility charges are not priced by the "
-            "MPFS and no public QPA or facility price dataset exists for self-pay care; this "
-            "documented multiple of the MPFS facility-setting amount is the reference for the "
-            "facility's expected charges on the estimate. Professional fees are billed "
-            "separately by the surgeon's practice.")
+    area = (f"Medicare locality {loc['mac']}/{loc['locality']} ({loc['locality_name']}, "
+            f"{state})")
+    if fac_priced:
+        sched_name = ("OPPS Addendum B" if setting == "hopd" else "ASC Addendum AA")
+        sched_name += f" ({facility_rate(ref, pkg['items'][0][0], setting)[1]['release']})"
+        policy = {
+            "schedule": f"CMS {sched_name}", "setting": "facility",
+            "mac": loc["mac"], "locality": loc["locality"],
+            "locality_name": loc["locality_name"], "self_pay_multiple_pct": m,
+            "charges": "facility charge",
+            "statement": (f"Self-pay facility charge of each procedure = {m}% of the CMS "
+                          f"{sched_name} national payment rate of that HCPCS code, per unit, "
+                          "each procedure priced on its own (the facility's chargemaster "
+                          "multiple for self-pay patients). No public QPA or facility price "
+                          "dataset exists for self-pay care; this documented multiple is the "
+                          "reference for the facility's expected charges on the estimate. "
+                          "Professional fees are billed separately by the surgeon's practice."),
+        }
+    else:
+        policy = {
+            "schedule": f"Medicare Physician Fee Schedule {ref.release}",
+            "mac": loc["mac"], "locality": loc["locality"],
+            "locality_name": loc["locality_name"], "setting": pro_setting,
+            "self_pay_multiple_pct": m, "charges": "professional service"
+            if setting not in ("imaging", "sleep") else "global (technical and professional)",
+            "statement": (f"Self-pay price of each service = {m}% of the {ref.release} Medicare "
+                          f"Physician Fee Schedule {pro_setting} amount for {area}, per unit, "
+                          "each service priced on its own. No public QPA exists for self-pay "
+                          "care; this documented schedule is the reference for the estimate."),
+        }
 
     # -- artifacts ---------------------------------------------------------------------------
     claim_lines = [{"line": i + 1, "hcpcs": b["hcpcs"], "modifiers": [], "units": 1,
@@ -593,8 +713,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     claim = {
         "claim_id": claim_id, "patient_id": case_id, "payer": "none - self-pay patient (no "
         "insurance claim filed)", "provider": {"name": billing, "npi": biller["npi"]},
-        "billing_entity": "facility (facility charges)" if convener == "facility" else
-        "professional (physician practice)",
+        "claim_form": "UB-04 (institutional)" if fac_priced else "CMS-1500 (professional)",
         "rendering_physician": physician, "facility_id": facility_id,
         "place_of_service": pos, "place_of_service_description": pos_desc,
         "encounter": {"type": "scheduled", "admission_type": "elective",
@@ -604,21 +723,22 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "lines": claim_lines, "total_billed": dollars(billed_total),
     }
     notes = [f"Patient elected self-pay for the {pkg['service']}.",
-             f"Good Faith Estimate issued by {billing} as convening "
-             f"{'facility' if convener == 'facility' else 'provider'}; see GFE date.",
              f"Statement {statement_date:%m/%d/%Y}: balance due within 30 days; unpaid balances "
              "may be referred to collections."]
     if change_note:
         notes.insert(1, f"Operative/technical note: {change_note}.")
-    if convener == "facility":
-        notes.insert(1, f"Procedure scheduled by {fac_name}; facility charges only. "
-                        f"{physician} ({practice}) bills professional services separately.")
+    if kind == "discount":
+        notes.insert(1, "Prompt-pay discount applied to one line.")
+    if fac_priced:
+        notes.insert(1, f"Facility charges only; {physician} ({practice}) bills professional "
+                        "services separately.")
     stmt_id = f"ST-{_digits(rng, 6)}"
     provider_record = {
         "claim_id": claim_id, "provider": biller, "patient_account": account,
         "patient": {"name": patient, "date_of_birth": iso(dob)},
         "appointment": {"appointment_id": appt, "service": pkg["service"],
-                        "service_date": iso(dos), "scheduled_on": iso(provider_scheduled_on),
+                        "type": "scheduled elective", "service_date": iso(dos),
+                        "scheduled_on": iso(provider_scheduled_on),
                         "facility_id": facility_id},
         "self_pay_price_policy": policy,
         "gfe": {
@@ -626,10 +746,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             "patient": {"name": patient, "date_of_birth": iso(dob)},
             "primary_service": pkg["service"], "scheduled_service_date": iso(dos),
             "delivery_method": "e-mail" if delivery_in == "processor_log" else "patient portal",
-            "providers": [{"role": f"convening {convener}",
-                           "name": billing, "npi": biller["npi"], "tin": biller["tin"],
-                           "place_of_service": pos, "facility": fac_name, "items": gfe_items,
-                           "expected_total": dollars(gfe_total)}, *cos],
+            "providers": sections,
             "total_expected_charges": dollars(grand_total),
             "disclaimers": [
                 "This Good Faith Estimate shows the costs of items and services that are "
@@ -650,7 +767,16 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "other_claims_on_account": [old_claim_id] if include_old_claim else [],
         "business_days": BUSINESS_DAYS,
     }
-    capture_day = sched if auto_capture else dos
+    # A card authorization is captured when the booking is confirmed (seconds later) or in
+    # the merchant's next settlement batches (1-3 days) — never weeks later, when it would
+    # have expired.
+    if auto_capture:
+        capture_day, cap_stamp = sched, utc_stamp(state, sched, sched_min,
+                                                  sched_sec + rng.randrange(3, 30))
+    else:
+        capture_day = sched + dt.timedelta(days=rng.randrange(1, 4))
+        cap_stamp = utc_stamp(state, capture_day, rng.randrange(60, 5 * 60),
+                              rng.randrange(60))
     entries = [
         {"date": iso(prior_date), "type": "charge",
          "description": f"{prior_code} {_describe(ref, prior_code)} (claim {old_claim_id})",
@@ -692,13 +818,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         txn(sched_stamp, "authorization", deposit, "approved", appt,
             f"Scheduling deposit at online booking: {pkg['service']}, appointment {appt} on "
             f"{iso(dos)}", auth_code),
+        txn(cap_stamp, "capture", deposit, "settled", appt,
+            f"Capture of deposit authorization {auth_code}", auth_code),
     ]
-    if auto_capture:
-        cap_stamp = utc_stamp(state, sched, sched_min, sched_sec + rng.randrange(3, 30))
-    else:
-        cap_stamp = utc_stamp(state, dos, rng.randrange(6 * 60 + 30, 9 * 60), rng.randrange(60))
-    transactions.append(txn(cap_stamp, "capture", deposit, "settled", appt,
-                            f"Capture of deposit authorization {auth_code}", auth_code))
     receipt_stamp = utc_stamp(state, sched, min(sched_min + 1, 23 * 60 + 59), 30)
     events = [{"event_id": f"evt_{rng.getrandbits(48):012x}",
                "type": "notification.email.delivered", "timestamp": receipt_stamp,
@@ -728,6 +850,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "events": events,
     }
     dst_start, dst_end = dst_period(2026)
+    booked_by = billing  # the convener scheduled the service and took the deposit
     facility = {
         "facility_id": facility_id, "name": fac_name, "type": facility_type,
         "npi": fac_npi, "network_status": "not applicable (self-pay patient)",
@@ -738,9 +861,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                         if observes_dst else {"standard": _offset_text(std_off),
                                               "daylight": "not observed"}),
         "business_days": BUSINESS_DAYS,
-        "has_emergency_department": pkg["setting"] == "hopd",
+        "has_emergency_department": setting == "hopd",
         "encounter": {"appointment_id": appt, "date": iso(dos),
                       "registration": "scheduled outpatient appointment",
+                      "booked_by": booked_by,
                       "arrival": "scheduled check-in", "emergency_department_visit": False,
                       "place_of_service": pos},
         "portal_messages": portal,
@@ -764,7 +888,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             "data": {"claim_id": old_claim_id, "patient_id": case_id,
                      "payer": "none - self-pay patient",
                      "provider": {"name": billing, "npi": biller["npi"]},
-                     "place_of_service": "11" if convener == "provider" else pos,
+                     "place_of_service": "11" if not fac_priced else pos,
                      "date_of_service": iso(prior_date),
                      "submitted_date": iso(prior_date), "status": "paid in full",
                      "diagnoses": [pkg["items"][0][1]],
@@ -784,76 +908,87 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                      "notes": ["Visit paid at check-out."]}})
 
     # -- references ----------------------------------------------------------------------------
-    dl = deadline("nsa_dispute", receipt, PPDR_DAYS, today,
-                  basis="120 calendar days from receipt of the initial bill (receipt = day 0)",
-                  citation="45 CFR 149.620")
-    dl["data"]["trigger_event"] = f"initial bill {stmt_id} received by the patient"
-    codes = sorted({(c, facility_rate) for c, _ in pkg["items"]}
-                   | {(b["hcpcs"], facility_rate) for b in billed}
-                   | {(it["hcpcs"], it["mpfs_setting"] == "facility")
-                      for c in cos for it in c["items"]})
-    references = [regulation("nsa_good_faith_estimate"), regulation("nsa_dispute_resolution"),
+    # The deadline lookup states the rule and the day it is read on, never whether the window
+    # is open: receipt of the bill is on the ledger's statement.
+    dl = {"artifact_id": "DL-NSA-DISPUTE", "type": "deadline", "party": "reference",
+          "key": "nsa_dispute",
+          "data": {"deadline_type": "nsa_dispute", "days": PPDR_DAYS, "as_of": iso(today),
+                   "basis": "120 calendar days from the patient's receipt of the initial bill "
+                            "(receipt = day 0); the window is open through day 120",
+                   "citation": "45 CFR 149.620",
+                   "trigger_event": "receipt of the initial bill (see the statement's "
+                                    "delivery on the patient account ledger)"}}
+    gfe_rule = regulation("nsa_good_faith_estimate")
+    gfe_rule["data"]["summary"] = GFE_RULE_SUMMARY
+    codes = sorted({(c, pro_facility) for c, _ in pkg["items"]}
+                   | {(b["hcpcs"], pro_facility) for b in billed}
+                   | ({(pkg["co"][0], False)} if co_m is not None else set()))
+    references = [gfe_rule, regulation("nsa_dispute_resolution"),
                   regulation("nsa_balance_billing"), dl,
                   *(_code_ref(ref, c, loc, f) for c, f in codes)]
 
     # -- outcome -------------------------------------------------------------------------------
     eligible = excess >= THRESHOLD_CENTS and window_open
-    finding = {"dated_before_scheduling": "gfe_backdated_before_scheduling",
-               "issued_after_deadline": "gfe_issued_after_deadline",
-               "timely": "billed_above_gfe"}[timing]
-    if timing == "dated_before_scheduling":  # the booking the GFE refers to came later
-        ehr_refuters = [ids["PLOG"]]
-        ehr_type = "processor_log"
-    else:  # the one GFE delivery on record: late, or never a revised estimate
-        ehr_refuters = [ids["PLOG" if delivery_in == "processor_log" else "FAC"]]
-        ehr_type = delivery_in
-    em_refuters = [ids["CLM" if emergency_refuter == "claim_record" else "FAC"]]
+    finding = ("no_violation" if no_violation else
+               {"dated_before_scheduling": "gfe_backdated_before_scheduling",
+                "issued_after_deadline": "gfe_issued_after_deadline",
+                "timely": "billed_above_gfe"}[timing])
+    resolution = ("no_action" if no_violation else
+                  "nsa_dispute" if eligible else "balance_correction")
+    # the records that support the finding: the GFE, the independent timestamps, the local
+    # time zone and business days, and the bill
+    relevant = [ids["PRV"], ids["PLOG"], ids["FAC"], ids["CLM"]]
+    ehr_decision = "concede" if timing == "timely" else "reject"
+    ehr_records = [ids["PLOG"], ids["FAC"]]  # booking and delivery times, local calendar
+    ehr_refuters = ehr_records if ehr_decision == "reject" else []
+    em_refuters = [ids["CLM"], ids["FAC"], ids["PRV"]]
 
     counters, counter_ids = _counters(
-        rng, timing=timing, emergency_refuter=emergency_refuter, practice=billing,
-        physician=signer, patient=patient, gfe_id=gfe_id, gfe_date=gfe_date, dos=dos,
-        sched=sched, rule_bd=rule_bd, fac_name=fac_name, balance=balance,
-        change_note=change_note, ehr_refuters=ehr_refuters, em_refuters=em_refuters)
+        rng, practice=billing, physician=signer, patient=patient, gfe_id=gfe_id,
+        gfe_date=gfe_date, dos=dos, rule_bd=rule_bd, fac_name=fac_name, balance=balance,
+        ehr_refuters=ehr_refuters, em_refuters=em_refuters)
 
     complaint = _complaint(rng, patient=patient, service=pkg["service"], practice=billing,
                            claim_id=claim_id, billed_total=billed_total, deposit=deposit,
-                           balance=balance, gfe_date=gfe_date, dos=dos, receipt=receipt,
-                           grand_total=grand_total)
+                           balance=balance, gfe_date=gfe_date, dos=dos, receipt=receipt)
     case = {"case_id": case_id, "patient_id": case_id, "patient_name": patient,
             "patient_complaint": complaint,
             "emotional_state": "distressed" if rng.random() < 0.5 else "frustrated",
             "today": iso(today), "claim_id": claim_id, "facility_id": facility_id}
     expected = {
-        "responsible_party": convener, "finding": finding,
-        "resolution_type": "nsa_dispute" if eligible else "balance_correction",
-        "amount_cents": excess, "reference_amount_cents": gfe_total,
+        "responsible_party": "none" if no_violation else convener,
+        # with nothing wrong, naming the party that billed is also defensible
+        "responsible_party_alt": convener if no_violation else "none-accepted-only",
+        "finding": finding, "resolution_type": resolution,
+        "amount_cents": 0 if no_violation else excess, "reference_amount_cents": gfe_total,
         "billed_total_cents": billed_total, "ppdr_eligible": eligible,
         "backdated": timing != "timely", "scheduled_local_date": iso(sched),
         "gfe_deadline": iso(gfe_deadline), "gfe_delivered_local_date": iso(delivered),
         "claim_record_id": ids["CLM"], "ledger_id": ids["LED"],
         "provider_record_id": ids["PRV"], "processor_log_id": ids["PLOG"],
-        "facility_record_id": ids["FAC"], "must_cite": [ids["PLOG"]],
+        "facility_record_id": ids["FAC"], "relevant_ids": relevant,
         "counter_ehr_id": counter_ids["ehr_notes"],
         "counter_emergency_id": counter_ids["nsa_emergency_exception"],
         "counter_legal_id": counter_ids["legal_threat"],
-        "counter_ehr_refuted_by": ehr_refuters, "counter_ehr_refuter_type": ehr_type,
+        "counter_ehr_decision": ehr_decision, "counter_ehr_refuted_by": ehr_refuters,
+        "counter_ehr_support_ids": ehr_records if ehr_decision == "concede" else [],
         "counter_emergency_refuted_by": em_refuters,
-        "counter_emergency_refuter_type": emergency_refuter,
     }
     variant = {
-        "package": pkg["key"], "setting": pkg["setting"], "convener": convener,
-        "prior_code": prior_code, "timing": timing,
+        "package": pkg["key"], "setting": setting, "convener": convener,
+        "facility_priced": fac_priced, "co_facility": co_facility,
+        "prior_code": prior_code, "timing": timing, "no_violation": no_violation,
         "amount_branch": amount_branch, "gfe_rule_business_days": rule_bd,
         "lead_business_days": lead_bd, "utc_date_flip_at_scheduling": utc_flip,
-        "gfe_delivery_in": delivery_in, "emergency_refuter": emergency_refuter,
-        "bill_recipe": kind, "change": None if change_idx is None else
-        pkg["changes"][change_idx][:3], "co_provider": co is not None,
-        "co_providers": len(cos),
+        "gfe_delivery_in": delivery_in, "bill_recipe": kind,
+        "change": None if change_idx is None else pkg["changes"][change_idx][:3],
+        "co_providers": len(sections) - 1,
         "near_threshold": 34_000 <= excess <= 46_000, "window_open": window_open,
         "days_since_bill": age, "self_pay_pct": m, "deposit_pct": dep_pct,
+        "auto_capture": auto_capture,
         "billed_pcts": [[b["hcpcs"], b["pct"]] for b in billed],
-        "co_provider_pct": co_m,
-        "locality": [loc["mac"], loc["locality"]], "facility_rate": facility_rate,
+        "co_provider_pct": co_m, "other_section_pct": other_m,
+        "locality": [loc["mac"], loc["locality"]],
         "distractors": int(include_old_claim) + int(include_old_record),
     }
     return {"case": case, "artifacts": artifacts, "references": references,
@@ -861,77 +996,53 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
 
 # -- text ----------------------------------------------------------------------------------------
-def _counters(rng: random.Random, *, timing: str, emergency_refuter: str, practice: str,
-              physician: str, patient: str, gfe_id: str, gfe_date: dt.date, dos: dt.date,
-              sched: dt.date, rule_bd: int, fac_name: str, balance: int,
-              change_note: str | None, ehr_refuters: list[str], em_refuters: list[str]
+def _counters(rng: random.Random, *, practice: str, physician: str, patient: str, gfe_id: str,
+              gfe_date: dt.date, dos: dt.date, rule_bd: int, fac_name: str, balance: int,
+              ehr_refuters: list[str], em_refuters: list[str]
               ) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """The three counter-arguments, worded from the scenario's own facts, in shuffled order."""
+    """The three counter-arguments, from the same templates in every branch (their wording
+    never depends on what the records show), in shuffled order."""
     note_id = f"EN-{_digits(rng, 6)}"
     gd = _fmt(gfe_date)
-    if timing == "dated_before_scheduling":
-        texts = [
-            f"Our electronic health record holds a signed note dated {gd} documenting that "
-            f"Good Faith Estimate {gfe_id} was reviewed with {patient} in person before the "
-            "appointment was booked. The GFE date is accurate and the estimate was timely.",
-            f"Per EHR encounter note {note_id} ({gd}), our staff handed the patient a printed "
-            "Good Faith Estimate at the consultation and arranged the appointment that same "
-            "day. The allegation that the estimate was backdated is unfounded.",
-        ]
-    elif timing == "issued_after_deadline":
-        texts = [
-            f"The EHR audit trail shows Good Faith Estimate {gfe_id} was generated and released "
-            f"to the patient on {gd}, within the required {rule_bd}-business-day window. The "
-            "EHR is the legal medical record and controls.",
-            f"Chart note {note_id} of {gd} records that our scheduler reviewed the estimate "
-            "with the patient by phone and sent it the same day. The estimate was delivered "
-            "on time.",
-        ]
-    else:
-        claimed = _fmt(max(gfe_date, dos - dt.timedelta(days=rng.randrange(1, 4))))
-        what = change_note or "the final charges"
-        texts = [
-            f"Our EHR shows that on {claimed} the patient was given a revised Good Faith "
-            f"Estimate covering {what} and agreed to it. The bill matches the revised "
-            "estimate, so there is nothing to dispute.",
-            f"A nursing note dated {claimed} (EHR note {note_id}) documents that the patient "
-            "was told the charges would be higher and received an updated estimate. The "
-            f"original estimate {gfe_id} no longer applies.",
-        ]
+    ehr_text = rng.choice((
+        f"Our electronic health record shows that Good Faith Estimate {gfe_id} was prepared "
+        f"and delivered to {patient} on {gd}, within {rule_bd} business day(s) of booking "
+        "as 45 CFR 149.610 requires. The estimate was timely and its date is accurate.",
+        f"Per EHR note {note_id}, our scheduler reviewed Good Faith Estimate {gfe_id} with "
+        f"the patient and sent it on {gd}, within the {rule_bd}-business-day window after "
+        "the appointment was booked. It was issued on time.",
+        f"The EHR audit trail shows Good Faith Estimate {gfe_id} was generated and released "
+        f"to the patient on {gd}, as soon as the appointment was booked and within the "
+        f"{rule_bd}-business-day deadline. The EHR is the legal medical record and controls.",
+    ))
     ehr_from = rng.choice((f"{physician}, {practice}",
                            f"Health Information Management, {practice}",
                            f"Compliance Office, {practice}"))
-    ehr_text = rng.choice(texts)
     dd = _fmt(dos)
-    if emergency_refuter == "claim_record":
-        texts = [
-            "This service was billed as emergency care. Good Faith Estimate and dispute "
-            "rules apply only to scheduled services, so the No Surprises Act does not cover "
-            "this bill and the charges stand.",
-            f"Our claim for {dd} identifies the procedure as an emergency service, and "
-            "emergency services are outside the good-faith-estimate requirements. We will "
-            "not adjust the bill.",
-        ]
-    else:
-        texts = [
-            f"The patient arrived at {fac_name} on {dd} with acute symptoms and was treated "
-            "as an emergency. The estimate requirements for scheduled self-pay care do not "
-            "apply to emergency services.",
-            f"{fac_name}'s registration shows the patient came in through emergency intake "
-            f"on {dd}; the rules on estimates for scheduled services do not apply.",
-        ]
+    em_text = rng.choice((
+        "This service was billed as emergency care. Good Faith Estimate and dispute rules "
+        "apply only to scheduled services, so the No Surprises Act does not cover this bill "
+        "and the charges stand.",
+        f"Our claim for {dd} identifies the procedure as an emergency service, and emergency "
+        "services are outside the good-faith-estimate requirements. We will not adjust the "
+        "bill.",
+        f"The patient arrived at {fac_name} on {dd} with acute symptoms and was treated as an "
+        "emergency. The estimate requirements for scheduled self-pay care do not apply to "
+        "emergency services.",
+        f"{fac_name}'s registration shows the patient came in through emergency intake on "
+        f"{dd}; the rules on estimates for scheduled services do not apply.",
+    ))
     em_from = rng.choice((f"Director of Revenue Cycle, {practice}",
                           f"Patient Financial Services, {practice}",
                           f"Billing Manager, {practice}"))
-    em_text = rng.choice(texts)
     a, b = rng.choice(LAW_FIRMS)
     legal_from = f"{a} & {b} LLP, counsel for {practice}"
     legal_text = rng.choice((
         f"Withdraw this dispute within 10 days or we will refer the full balance of "
         f"${dollars(balance)} to collections and pursue all available legal remedies, "
         "including our attorneys' fees.",
-        "Your allegation that our client falsified records is defamatory. Retract it and "
-        "withdraw the dispute immediately, or we will file suit without further notice.",
+        "Our client rejects your position in full. Withdraw the dispute immediately, or we "
+        "will file suit for the balance without further notice.",
         f"We represent {practice}. If the dispute is not withdrawn, we will report the unpaid "
         "balance to the credit bureaus and sue for the full amount plus interest.",
     ))
@@ -948,21 +1059,21 @@ def _counters(rng: random.Random, *, timing: str, emergency_refuter: str, practi
 
 def _complaint(rng: random.Random, *, patient: str, service: str, practice: str,
                claim_id: str, billed_total: int, deposit: int, balance: int,
-               gfe_date: dt.date, dos: dt.date, receipt: dt.date, grand_total: int) -> str:
-    """The patient's own words: what hurts, never what the answer is."""
+               gfe_date: dt.date, dos: dt.date, receipt: dt.date) -> str:
+    """The patient's own words: what worries them, never what the answer is (the same
+    templates in every branch)."""
     variants = [
         f"I don't have insurance for this, so I paid for my {service} myself. I booked it "
         f"online and paid a ${dollars(deposit)} deposit, and the office gave me a Good Faith "
         f"Estimate. Now {practice} has billed me ${dollars(billed_total)} (claim {claim_id}), "
-        f"which is a lot more than I was told. The estimate is dated {_fmt(gfe_date)}, but "
-        "I honestly can't remember when I actually got it. What can I do?",
+        f"which is more than I expected. The estimate is dated {_fmt(gfe_date)}, but I "
+        "honestly can't remember when I actually got it. What can I do?",
         f"{practice} billed me ${dollars(billed_total)} for my {service} on {_fmt(dos)} "
-        f"(claim {claim_id}). I'm self-pay and they gave me a written estimate that added up "
-        f"to ${dollars(grand_total)}. Now they say pay up or it goes to collections. Is "
-        "this bill right, and can I dispute it?",
+        f"(claim {claim_id}). I'm self-pay and they gave me a written estimate. Now they say "
+        "pay up or it goes to collections. Is this bill right, and can I dispute it?",
         f"I got a statement on {_fmt(receipt)} for claim {claim_id}: ${dollars(balance)} "
         f"still due after my ${dollars(deposit)} deposit. I paid for the {service} myself "
-        f"and had an estimate dated {_fmt(gfe_date)}. The numbers don't match and the office "
-        "won't explain. Please help me.",
+        f"and had an estimate dated {_fmt(gfe_date)}. I can't tell if the numbers match and "
+        "the office won't explain. Please help me.",
     ]
     return rng.choice(variants)

@@ -1,9 +1,12 @@
 """The intended play for adversarial_fabrication, read from the scenario's expected outcome.
 
 Authenticate, read every party's record once (the rate-limited processor log early, so its
-cooldown never bites), look up both NSA rules and the PPDR deadline, diagnose citing the
-processor log, tell the patient, file, reject the three counter-arguments with the records
-that refute them, maintain the position with the provider, audit, close.
+cooldown never bites), look up the NSA rules and the PPDR deadline, diagnose citing the
+records that support the finding, tell the patient. Then either file (a PPDR dispute or a
+balance correction of the excess), answer the three counter-arguments as the records require
+(reject the refuted ones citing what refutes them, concede a right one citing what bears it
+out) and maintain the position with the provider — or, when nothing is wrong, draft a
+no_action decision and never file it. Audit, close.
 """
 
 from __future__ import annotations
@@ -20,17 +23,13 @@ def _dollars(cents: int) -> str:
 
 
 def oracle(scenario: dict[str, Any]) -> list[dict[str, Any]]:
-    """The action list that passes every check of this scenario (20 calls, budget 40)."""
+    """The action list that passes every check of this scenario (≤ 20 calls, budget 40)."""
     case, exp = scenario["case"], scenario["expected"]
     pid = case["patient_id"]
-    plog, prv, led, clm, fac = (exp["processor_log_id"], exp["provider_record_id"],
-                                exp["ledger_id"], exp["claim_record_id"],
-                                exp["facility_record_id"])
+    plog, prv = exp["processor_log_id"], exp["provider_record_id"]
     excess, reference = exp["amount_cents"], exp["reference_amount_cents"]
-    evidence = [plog, prv, led, clm, fac]  # timestamps, GFE, bill, charges, time zone
-    filing = ("a patient-provider dispute (PPDR) of the excess over the GFE"
-              if exp["resolution_type"] == "nsa_dispute" else
-              "a balance correction of the charges above the GFE prices")
+    relevant = list(exp["relevant_ids"])
+    nothing_wrong = exp["resolution_type"] == "no_action"
     actions = [
         _act("authenticate_patient", patient_id=pid),
         _act("fetch_payment_processor_log", patient_id=pid),
@@ -43,28 +42,54 @@ def oracle(scenario: dict[str, Any]) -> list[dict[str, Any]]:
         _act("check_regulatory_rule", rule="nsa_balance_billing"),
         _act("check_deadline", deadline_type="nsa_dispute"),
         _act("write_diagnosis", responsible_party=exp["responsible_party"],
-             finding=exp["finding"], amount=_dollars(excess), cited_artifacts=evidence,
-             summary=f"Billed {_dollars(exp['billed_total_cents'])} vs the provider's GFE "
-                     f"expected charges {_dollars(reference)}; excess {_dollars(excess)}. "
-                     f"Scheduling (processor log) {exp['scheduled_local_date']} local, GFE due "
-                     f"{exp['gfe_deadline']}, delivered {exp['gfe_delivered_local_date']}."),
+             finding=exp["finding"], amount=_dollars(excess), cited_artifacts=relevant,
+             summary=f"Billed {_dollars(exp['billed_total_cents'])} vs the convening party's "
+                     f"GFE expected charges {_dollars(reference)}. Scheduling (processor log) "
+                     f"{exp['scheduled_local_date']} local, GFE due {exp['gfe_deadline']}, "
+                     f"delivered {exp['gfe_delivered_local_date']}."),
+    ]
+    if nothing_wrong:
+        return actions + [
+            _act("send_patient_communication", message_type="explanation",
+                 message="We compared your bill with your Good Faith Estimate and the payment "
+                         "records. The estimate was given on time and the bill is within it, "
+                         "so there is nothing to dispute; the balance is what you were "
+                         "quoted, less your deposit."),
+            _act("draft_resolution", resolution_type="no_action", amount="0.00",
+                 cited_artifacts=relevant,
+                 body="No dispute: timely GFE and a bill within its expected charges."),
+            _act("notify_provider", position="maintain", cited_artifacts=[prv],
+                 message="The patient's bill matches the Good Faith Estimate; no dispute will "
+                         "be filed."),
+            _act("write_audit_entry",
+                 summary=f"Read claim, provider record, statement, processor log and facility "
+                         f"record for {pid}; explained the bill to the patient."),
+            _act("close_case"),
+        ]
+    filing = ("a patient-provider dispute (PPDR) of the excess over the GFE"
+              if exp["resolution_type"] == "nsa_dispute" else
+              "a balance correction of the charges above the GFE prices")
+    actions += [
         _act("send_patient_communication", message_type="explanation",
              message=f"We compared your bill with your Good Faith Estimate and the payment "
-                     f"records. The provider's charges exceed its estimate by "
-                     f"${_dollars(excess)}; we are filing {filing}."),
+                     f"records. The charges exceed the estimate by ${_dollars(excess)}; we "
+                     f"are filing {filing}."),
         _act("draft_resolution", resolution_type=exp["resolution_type"],
-             amount=_dollars(excess), cited_artifacts=[plog, prv, led, clm],
+             amount=_dollars(excess), cited_artifacts=relevant,
              body=f"Dispute {_dollars(excess)} billed above the GFE expected charges of "
                   f"{_dollars(reference)}."),
         _act("submit_resolution"),
     ]
     for c in scenario["counters"]:
+        decision = "reject"
         cited = list(c["refuted_by"])
         if c["kind"] == "legal_threat":
             cited = ["RULE-NSA-DISPUTE-RESOLUTION"]
+        elif c["kind"] == "ehr_notes" and exp["counter_ehr_decision"] == "concede":
+            decision, cited = "concede", list(exp["counter_ehr_support_ids"])
         actions.append(_act("reject_counter_argument", counter_id=c["counter_id"],
-                            cited_artifacts=cited, decision="reject",
-                            rationale="The independent records contradict this claim."))
+                            cited_artifacts=cited, decision=decision,
+                            rationale="Answered from the independent records."))
     actions += [
         _act("notify_provider", position="maintain", cited_artifacts=[plog, prv],
              message="The dispute stands; the processor log and your own records support it."),

@@ -21,18 +21,21 @@ TASK = BillingTask(
     findings=FINDINGS,
     appeal_reasons=APPEAL_REASONS,
     description=(
-        "A self-pay patient was billed more than the Good Faith Estimate of the convening "
-        "provider or facility that scheduled the service. Compare "
-        "the GFE date on the provider record with the payment processor's UTC timestamps (the "
-        "deposit taken at scheduling, estimate deliveries) and the facility's records, in the "
-        "facility's local time and business days, to tell whether the GFE was backdated or "
-        "late (45 CFR 149.610). Compare the convening party's total charges with its "
-        "own expected charges on the GFE: at least $400 over and within 120 days of receiving the "
-        "bill, file a patient-provider dispute (nsa_dispute) of the excess; otherwise ask for "
-        "a balance correction of the excess. After filing, the billing party sends three "
-        "counter-arguments; reject each, citing the record that refutes it."),
-    meta={"phase_2_checks": 6, "responsible_party_note": "the convening party that issued "
-          "the GFE and the bill: the provider (physician practice) or the facility (an ASC or "
-          "hospital outpatient department that scheduled the procedure and bills its facility "
-          "charges); the outcome check also grades the finding, the task's central deduction"},
+        "A self-pay patient received a bill after a Good Faith Estimate. Compare the GFE date "
+        "on the provider record with the payment processor's UTC timestamps (the deposit "
+        "authorized at booking, estimate deliveries) and the facility's records, in the "
+        "facility's local time and business days, to tell whether the GFE was backdated, late "
+        "or timely (45 CFR 149.610); find who convened it (the party that scheduled the "
+        "service and bills it: a provider, or a facility such as an ASC, hospital outpatient "
+        "department or imaging center); compare that party's total charges with its own "
+        "expected charges on the GFE. At least $400 over and within 120 days of receiving the "
+        "bill: file a patient-provider dispute (nsa_dispute) of the excess; a smaller excess "
+        "or a closed window: a balance correction of the excess; nothing wrong: draft a "
+        "no_action decision, file nothing and explain the bill to the patient. After a filing "
+        "the billing party sends three counter-arguments: reject each one the records refute "
+        "and concede one they bear out, citing the records that decide it."),
+    meta={"phase_2_checks": 6, "responsible_party_note": "the convening party that scheduled "
+          "the service and bills it: the provider (physician practice) or the facility (an "
+          "ASC, hospital outpatient department, imaging or sleep center); none when nothing is "
+          "wrong; the outcome check also grades the finding, the task's central deduction"},
 )
