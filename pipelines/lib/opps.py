@@ -72,7 +72,7 @@ def sniff(text: str, first: str) -> str:
     for raw in text.splitlines():
         if norm(raw).lstrip("\t ,\"").startswith(first):
             return "\t" if "\t" in raw else ","
-    return ","
+    return "\t" if "\t" in text else ","  # no header: read it anyway to say where data starts
 
 
 def norm(cell: str) -> str:
@@ -83,7 +83,7 @@ def blank(row: list[str]) -> bool:
     return all(not c.strip() for c in row)
 
 
-def find_header(rows: list[Row], source: str, first: str) -> int:
+def find_header(rows: list[Row], source: str, first: str, label: str = "HCPCS Code") -> int:
     """Index of the header row: the first row whose first non-empty cell is ``first``.
 
     Notice lines above it are skipped; a row that looks like data (a code in its first
@@ -96,11 +96,11 @@ def find_header(rows: list[Row], source: str, first: str) -> int:
         if row and _CODE_RE.fullmatch(row[0].strip(_CODE_JUNK)):
             raise SourceFormatError(
                 source, "a data row appears above the header (header missing or shifted?)",
-                row=line, column="HCPCS Code", expected=f"a header row starting {first.title()!r}"
-                " before the first code", found="\t".join(row[:4]),
+                row=line, column=label, expected=f"a header row starting {label!r} before the "
+                "first code", found="\t".join(row[:4]),
             )
     raise SourceFormatError(source, "header row not found",
-                            expected=f"a row starting {first.title()!r}")
+                            expected=f"a row starting {label!r}")
 
 
 def header_index(header: list[str], line: int, source: str,
