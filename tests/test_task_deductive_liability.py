@@ -1,11 +1,16 @@
 """deductive_liability: scenarios are derived from real fees, every check is passable and
-failable, outcomes vary, compiles are deterministic, and the baselines are ordered."""
+failable, outcomes vary (including "nothing is wrong"), nothing but the evidence predicts the
+answer (complaint, deadlines, id shapes), answers are graded at the first filing with precise
+citations, compiles are deterministic, and the baselines are ordered."""
 
 from __future__ import annotations
 
 import collections
 import copy
+import json
+import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -20,12 +25,14 @@ from clarus_env.reference import open_reference
 from clarus_env.scenario import compile_scenario, content_hash
 from clarus_env.splits import seeds
 from clarus_env.tasks import get_task
+from clarus_env.tasks.common import dollars
 from clarus_env.tasks.deductive_liability import generator as G
 from clarus_env.tasks.deductive_liability.heuristic import HeuristicAgent
 
 TASK = "deductive_liability"
 DEV = list(seeds("dev"))
-TEST_SAMPLE = list(seeds("test"))[::5]
+TEST = list(seeds("test"))
+TEST_SAMPLE = TEST[::5]
 CHECK_IDS = [
     "authenticated_before_phi", "eob_fetched", "ledger_fetched", "plan_fetched",
     "diagnosis_written", "draft_written", "submitted", "deadline_before_submit",
@@ -33,6 +40,7 @@ CHECK_IDS = [
     "responsible_party", "resolution_type", "amount_exact", "no_compliance_violation",
     "no_excess_duplicates",
 ]
+OUTCOME_FIELDS = ("finding", "responsible_party", "resolution_type")
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +51,16 @@ def ref() -> Any:
 @pytest.fixture(scope="module")
 def dev(ref: Any) -> dict[int, dict[str, Any]]:
     return {s: compile_scenario(TASK, s, ref) for s in DEV}
+
+
+@pytest.fixture(scope="module")
+def held_out(ref: Any) -> dict[int, dict[str, Any]]:
+    return {s: compile_scenario(TASK, s, ref) for s in TEST}
+
+
+@pytest.fixture(scope="module")
+def train(ref: Any) -> list[dict[str, Any]]:
+    return [compile_scenario(TASK, s, ref) for s in seeds("train")]
 
 
 @pytest.fixture(scope="module")
@@ -79,17 +97,19 @@ def test_task_definition() -> None:
     assert t.n_checks == 17 and [ch.id for ch in t.checks] == CHECK_IDS
     assert t.difficulty == "easy" and 20 <= t.api_call_budget <= 30
     assert 1 <= len(t.cooldowns) <= 2 and "fetch_payment_processor_log" in t.cooldowns
-    assert {"copay_not_credited", "duplicate_charge", "duplicate_posting",
-            "coinsurance_on_billed", "deductible_already_met", "balance_billing"} <= set(
-        t.findings)
+    assert set(t.findings) == {k for k, _ in G.KINDS}
+    assert {"oop_max_exceeded", "no_error"} <= set(t.findings)
+    families = collections.Counter(ch.family for ch in t.checks)
+    assert families == {"process": 11, "evidence": 1, "outcome": 3, "hygiene": 2}
+    assert [ch.id for ch in t.checks if ch.family == "outcome"] == [
+        "responsible_party", "resolution_type", "amount_exact"]
 
 
 # -- the oracle passes everything ---------------------------------------------------------
-def test_oracle_passes_every_check_on_dev_and_test_sample(ref: Any, dev: dict, env: ClarusEnv
-                                                          ) -> None:
+def test_oracle_passes_every_check_on_dev_and_test(dev: dict, held_out: dict,
+                                                    env: ClarusEnv) -> None:
     task = get_task(TASK)
-    for seed in DEV + TEST_SAMPLE:
-        sc = dev.get(seed) or compile_scenario(TASK, seed, ref)
+    for seed, sc in [*dev.items(), *held_out.items()]:
         plan = task.oracle(sc)
         assert len(plan) <= task.api_call_budget
         env.reset(scenario=sc)
@@ -100,7 +120,7 @@ def test_oracle_passes_every_check_on_dev_and_test_sample(ref: Any, dev: dict, e
         grade = r.info["grade"]
         bad = [(ch["id"], ch["detail"]) for ch in grade["checks"] if not ch["passed"]]
         assert not bad, (seed, bad)
-        assert grade["score"] == pytest.approx(17.5 / 18)
+        assert grade["score"] == pytest.approx(17.5 / 18) and grade["outcome_correct"]
 
 
 # -- every check can fail ----------------------------------------------------------------
@@ -125,12 +145,15 @@ def _move_after(plan: list[dict], name: str, anchor: str) -> list[dict]:
     return out
 
 
+def _other(value: str, options: tuple[str, ...]) -> str:
+    return next(o for o in options if o != value)
+
+
 def _failing(sc: dict[str, Any], plan: list[dict]) -> dict[str, list[dict]]:
     exp = sc["expected"]
-    other_party = next(p for p in ("insurer", "provider", "payment_processor")
-                       if p != exp["responsible_party"])
-    other_res = next(r for r in ("refund_request", "balance_correction", "claim_reprocessing")
-                     if r != exp["resolution_type"])
+    other_party = _other(exp["responsible_party"], ("insurer", "provider", "none"))
+    other_res = next(r for r in ("refund_request", "balance_correction", "claim_reprocessing",
+                                 "no_action") if r not in exp["accepted_resolutions"])
     off_by_a_cent = f"{(exp['amount_cents'] + 1) / 100:.2f}"
     eob = next(a for a in plan if a["action_type"] == "fetch_eob")
     return {
@@ -157,16 +180,21 @@ def _failing(sc: dict[str, Any], plan: list[dict]) -> dict[str, list[dict]]:
     }
 
 
-@pytest.mark.parametrize("seed", [50000, 50001, 50002, 50005, 50010])
-def test_each_check_can_pass_and_fail(seed: int, dev: dict, env: ClarusEnv) -> None:
-    sc = dev[seed]
+def _seed_of(dev: dict, finding: str, **variant: Any) -> int:
+    return next(s for s, sc in dev.items() if sc["expected"]["finding"] == finding
+                and all(sc["variant"][k] == v for k, v in variant.items()))
+
+
+@pytest.mark.parametrize("finding", [k for k, _ in G.KINDS])
+def test_each_check_can_pass_and_fail(finding: str, dev: dict, env: ClarusEnv) -> None:
+    sc = dev[_seed_of(dev, finding)]
     plan = get_task(TASK).oracle(sc)
     assert all(passed(play(env, sc, plan)).values())
     cases = _failing(sc, plan)
     assert sorted(cases) == sorted(CHECK_IDS)
     for check_id, actions in cases.items():
         result = passed(play(env, sc, actions))
-        assert not result[check_id], (seed, check_id)
+        assert not result[check_id], (finding, check_id)
 
 
 def test_do_nothing_and_submission_free_episodes_score_no_hygiene(dev: dict,
@@ -180,61 +208,261 @@ def test_do_nothing_and_submission_free_episodes_score_no_hygiene(dev: dict,
     assert not result["deadline_before_submit"]
 
 
-def test_revised_diagnosis_and_refiled_draft_are_what_count(dev: dict, env: ClarusEnv) -> None:
-    sc = dev[DEV[1]]
+# -- no_error: the bill stands, and filing anything else fails -----------------------------
+def test_no_error_needs_the_no_action_closure_and_the_confirmed_share(dev: dict,
+                                                                     env: ClarusEnv) -> None:
+    sc = dev[_seed_of(dev, "no_error")]
+    exp = sc["expected"]
+    assert exp["responsible_party"] == "none" and exp["resolution_type"] == "no_action"
+    assert exp["overcharge_cents"] == 0 and exp["amount_cents"] == exp["patient_share_cents"] > 0
+    plan = get_task(TASK).oracle(sc)
+    for res in ("refund_request", "balance_correction", "claim_reprocessing"):
+        result = passed(play(env, sc, _edit(plan, "draft_resolution", resolution_type=res)))
+        assert not result["resolution_type"], res
+    for party in ("provider", "insurer", "payment_processor"):
+        result = passed(play(env, sc, _edit(plan, "write_diagnosis", responsible_party=party)))
+        assert not result["responsible_party"], party
+    # "nothing is wrong, $0.00" is not the confirmed share: the amount must come from the chain
+    result = passed(play(env, sc, _edit(plan, "draft_resolution", amount="0.00")))
+    assert not result["amount_exact"]
+    # an error scenario answered with no_error fails
+    err = dev[_seed_of(dev, "deductible_already_met")]
+    plan = _edit(_edit(get_task(TASK).oracle(err), "write_diagnosis", finding="no_error",
+                       responsible_party="none"),
+                 "draft_resolution", resolution_type="no_action")
+    result = passed(play(env, err, plan))
+    assert not result["responsible_party"] and not result["resolution_type"]
+
+
+def test_accepted_alternatives_are_accepted(dev: dict, env: ClarusEnv) -> None:
+    """Provider-side coinsurance on billed may be called balance billing (experts differ)."""
+    seed = _seed_of(dev, "coinsurance_on_billed", error_side="provider")
+    sc = dev[seed]
+    assert sc["expected"]["accepted_findings"] == ["coinsurance_on_billed", "balance_billing"]
+    plan = _edit(get_task(TASK).oracle(sc), "write_diagnosis", finding="balance_billing")
+    assert all(passed(play(env, sc, plan)).values())
+    plan = _edit(get_task(TASK).oracle(sc), "write_diagnosis", finding="duplicate_posting")
+    assert not passed(play(env, sc, plan))["responsible_party"]
+
+
+# -- the answer in force at the first filing is graded -------------------------------------
+def test_first_filing_is_what_counts(dev: dict, env: ClarusEnv) -> None:
+    sc = dev[_seed_of(dev, "copay_not_credited")]
     plan = get_task(TASK).oracle(sc)
     exp = sc["expected"]
     i = next(i for i, a in enumerate(plan) if a["action_type"] == "write_diagnosis")
-    wrong = copy.deepcopy(plan[i])
-    wrong["parameters"]["responsible_party"] = "none"
-    result = passed(play(env, sc, [*plan[:i], wrong, *plan[i:]]))
-    assert all(result.values())
+    j = next(i for i, a in enumerate(plan) if a["action_type"] == "submit_resolution")
+    wrong_dx = copy.deepcopy(plan[i])
+    wrong_dx["parameters"].update(responsible_party="insurer", finding="no_error")
     wrong_draft = {"action_type": "draft_resolution",
                    "parameters": {"resolution_type": "no_action", "amount": "1.00",
                                   "cited_artifacts": [exp["eob_artifact"]]}}
-    j = next(i for i, a in enumerate(plan) if a["action_type"] == "submit_resolution")
-    result = passed(play(env, sc, [*plan[:j + 1], wrong_draft,
-                                   {"action_type": "submit_resolution", "parameters": {}},
+    submit = {"action_type": "submit_resolution", "parameters": {}}
+    # a wrong diagnosis revised before the filing: the revision counts
+    assert all(passed(play(env, sc, [*plan[:i], wrong_dx, *plan[i:]])).values())
+    # a wrong re-diagnosis and re-filing after the first filing change nothing
+    result = passed(play(env, sc, [*plan[:j + 1], wrong_dx, wrong_draft, submit,
                                    *plan[j + 1:]]))
-    assert not result["resolution_type"] and not result["amount_exact"]
+    assert all(result.values()), result
+    # a wrong first filing is not repaired by a right one after it (feedback re-answering)
+    right_draft = next(a for a in plan if a["action_type"] == "draft_resolution")
+    bad_first = [*plan[:i], wrong_dx, wrong_draft, submit, plan[i], right_draft, submit,
+                 *plan[j + 1:]]
+    result = passed(play(env, sc, bad_first))
+    assert not result["responsible_party"] and not result["resolution_type"]
+    assert not result["amount_exact"]
+
+
+# -- citations are graded for precision ------------------------------------------------------
+def test_citing_everything_fails_precision(dev: dict, env: ClarusEnv) -> None:
+    for sc in list(dev.values())[:60]:
+        exp = sc["expected"]
+        relevant = set(exp["relevant_ids"])
+        assert relevant <= {a["artifact_id"] for a in sc["artifacts"] if not a["distractor"]}
+        assert len(relevant) >= 2
+        plan = get_task(TASK).oracle(sc)
+        everything = [a["artifact_id"] for a in sc["artifacts"]] + [
+            r["artifact_id"] for r in sc["references"]]
+        fetch_all = [*plan[:8], *[{"action_type": "check_deadline",
+                                   "parameters": {"deadline_type": "refund_request"}}]]
+        spam = _edit(plan, "write_diagnosis", cited_artifacts=everything)
+        result = passed(play(env, sc, [*fetch_all, *spam[8:]]))
+        assert not result["diagnosis_cites_two"], sc["case"]["case_id"]
+    # the heuristic's own citation spammer fails it everywhere
+    for sc in list(dev.values())[:40]:
+        grade = _grade_of(env, sc, HeuristicAgent(cite_all=True))
+        assert not passed(grade)["diagnosis_cites_two"]
+
+
+# -- grade details never reveal the expected answer ---------------------------------------
+def test_details_never_reveal_the_expected_answer(dev: dict, env: ClarusEnv) -> None:
+    for sc in list(dev.values())[:40]:
+        exp = sc["expected"]
+        wrong = {"finding": _other(exp["finding"], ("balance_billing", "duplicate_posting")),
+                 "responsible_party": _other(exp["responsible_party"],
+                                             ("payment_processor", "insurer")),
+                 "resolution_type": "appeal", "amount_cents": exp["amount_cents"] + 777}
+        grade = _grade_of(env, sc, HeuristicAgent(decide=lambda view, w=wrong: w))
+        text = " ".join(ch["detail"] for ch in grade["checks"])
+        assert dollars(exp["amount_cents"]) not in text
+        assert exp["resolution_type"] not in text and exp["finding"] not in text
+        assert f"party: {exp['responsible_party']}" not in text
+        assert not re.search(r"\((in)?correct\)|\(wrong\)", text)
+        assert not any(i in text for i in exp["relevant_ids"])
 
 
 # -- outcomes vary -------------------------------------------------------------------------
-def test_outcome_variety_on_dev(dev: dict) -> None:
-    for field in ("finding", "responsible_party", "resolution_type", "amount_cents",
-                  "patient_paid_statement", "correct_balance_cents"):
-        counts = collections.Counter(sc["expected"][field] for sc in dev.values())
-        value, n = counts.most_common(1)[0]
-        assert n / len(dev) <= 0.60, (field, value, n)
-    kinds = collections.Counter((sc["variant"]["kind"], sc["expected"]["responsible_party"],
-                                 sc["expected"]["resolution_type"]) for sc in dev.values())
-    assert set(kinds) == {
+def test_outcome_distribution_on_dev_and_test(dev: dict, held_out: dict) -> None:
+    for split in (dev, held_out):
+        for field in (*OUTCOME_FIELDS, "amount_cents", "correct_balance_cents"):
+            counts = collections.Counter(sc["expected"][field] for sc in split.values())
+            value, n = counts.most_common(1)[0]
+            assert n / len(split) <= 0.50, (field, value, n)
+        share = sum(sc["expected"]["finding"] == "no_error" for sc in split.values()) / len(split)
+        assert 0.10 <= share <= 0.25, share
+        assert {sc["expected"]["finding"] for sc in split.values()} == set(get_task(TASK).findings)
+    combos = collections.Counter((sc["variant"]["kind"], sc["expected"]["responsible_party"],
+                                  sc["expected"]["resolution_type"])
+                                 for sc in [*dev.values(), *held_out.values()])
+    assert set(combos) == {
         ("copay_not_credited", "provider", "balance_correction"),
         ("copay_not_credited", "provider", "refund_request"),
-        ("duplicate_charge", "payment_processor", "refund_request"),
+        ("duplicate_charge", "provider", "refund_request"),
+        ("duplicate_charge", "provider", "balance_correction"),
         ("duplicate_posting", "provider", "balance_correction"),
+        ("duplicate_posting", "provider", "refund_request"),
         ("coinsurance_on_billed", "insurer", "claim_reprocessing"),
         ("coinsurance_on_billed", "provider", "balance_correction"),
         ("coinsurance_on_billed", "provider", "refund_request"),
         ("deductible_already_met", "insurer", "claim_reprocessing"),
         ("balance_billing", "provider", "balance_correction"),
         ("balance_billing", "provider", "refund_request"),
+        ("oop_max_exceeded", "insurer", "claim_reprocessing"),
+        ("no_error", "none", "no_action"),
     }
     assert len({sc["variant"]["locality"]["mac"] + sc["variant"]["locality"]["locality"]
                 for sc in dev.values()}) > 50
     assert len({sc["variant"]["plan_template"] for sc in dev.values()}) == 5
+    assert any(sc["variant"]["oop_binds"] for sc in dev.values()
+               if sc["expected"]["finding"] == "no_error")
 
 
-def test_every_scenario_has_a_distractor_and_open_deadlines(dev: dict) -> None:
-    for sc in dev.values():
-        assert any(a["distractor"] for a in sc["artifacts"])
-        dls = [r for r in sc["references"] if r["type"] == "deadline"]
-        assert {d["key"] for d in dls} == {"internal_appeal", "refund_request"}
+# -- nothing but the evidence predicts the answer ----------------------------------------
+def _nb_accuracy(train: list[dict], test: list[dict], field: str) -> float:
+    """Bernoulli naive Bayes over the complaint's words, trained on train."""
+    def words(sc: dict) -> set[str]:
+        return set(re.findall(r"[a-z']+", sc["case"]["patient_complaint"].lower()))
+    prior = collections.Counter(str(sc["expected"][field]) for sc in train)
+    counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    vocab: set[str] = set()
+    for sc in train:
+        w = words(sc)
+        counts[str(sc["expected"][field])].update(w)
+        vocab |= w
+    ok = 0
+    for sc in test:
+        w = words(sc) & vocab
+        best = max(sorted(prior), key=lambda y: math.log(prior[y]) + sum(
+            math.log((counts[y][t] + 1) / (prior[y] + 2)) for t in w))
+        ok += best == str(sc["expected"][field])
+    return ok / len(test)
+
+
+def test_complaint_predicts_no_outcome(train: list, dev: dict, held_out: dict) -> None:
+    for sc in [*dev.values(), *held_out.values()]:
+        text = sc["case"]["patient_complaint"]
+        assert sc["case"]["claim_id"] in text
+        assert any(text.endswith(ask) for ask in G.ASKS)
+        assert "$" not in text  # no amount: what the patient was asked to pay is evidence
+    for split in (dev, held_out):
+        for field in OUTCOME_FIELDS:
+            modal = collections.Counter(
+                str(sc["expected"][field]) for sc in split.values()).most_common(1)[0][1]
+            acc = _nb_accuracy(train, list(split.values()), field)
+            assert acc <= modal / len(split) + 0.05, (field, acc, modal / len(split))
+
+
+def test_deadlines_are_the_same_everywhere_and_open(dev: dict, held_out: dict) -> None:
+    texts = set()
+    for sc in [*dev.values(), *held_out.values()]:
+        dls = sorted((r for r in sc["references"] if r["type"] == "deadline"),
+                     key=lambda r: r["key"])
+        assert [d["key"] for d in dls] == ["internal_appeal", "refund_request"]
         assert all(d["data"]["open"] for d in dls)
-        ids = {a["artifact_id"] for a in sc["artifacts"]}
-        assert set(sc["expected"]["evidence_artifacts"]) <= ids
-        assert sc["case"]["claim_id"] in sc["case"]["patient_complaint"]
-        assert str(sc["expected"]["amount_cents"]) not in sc["case"]["patient_complaint"]
+        texts.add(tuple((d["artifact_id"], d["data"]["basis"], d["data"]["days"]) for d in dls))
+        log = next(a for a in sc["artifacts"] if a["type"] == "processor_log")
+        texts.add(("log", log["data"]["dispute_policy"]))
+    assert len(texts) == 2
+
+
+def test_distractors_have_the_case_records_id_shape(dev: dict, held_out: dict) -> None:
+    shape = re.compile(r"^(CLMREC|EOB|PRV|LED|PLAN|PLOG)-\d{6}$")
+    for sc in [*dev.values(), *held_out.values()]:
+        arts = sc["artifacts"]
+        assert any(a["distractor"] for a in arts)
+        assert all(shape.match(a["artifact_id"]) for a in arts), sc["case"]["case_id"]
+        suffixes = [a["artifact_id"].split("-")[1] for a in arts if not a["distractor"]]
+        assert len(set(suffixes)) == len(suffixes)  # no shared number marks the case's records
+        for d in (a for a in arts if a["distractor"]):
+            same = [a for a in arts if a["type"] == d["type"] and not a["distractor"]]
+            assert same and all(a["artifact_id"].split("-")[0] == d["artifact_id"].split("-")[0]
+                                for a in same)
+            assert set(d["data"]) == set(same[0]["data"])  # same fields as the real one
+
+
+def test_visit_level_fits_the_diagnosis(dev: dict, held_out: dict) -> None:
+    for sc in [*dev.values(), *held_out.values()]:
+        for a in sc["artifacts"]:
+            if a["type"] != "claim_record":
+                continue
+            dx = a["data"]["diagnoses"][0]["code"]
+            em = a["data"]["lines"][0]["hcpcs"]
+            allowed = set(G.DX_EM_LEVELS[dx]) | {G.NEW_FOR_EST[c] for c in G.DX_EM_LEVELS[dx]}
+            assert em in allowed, (sc["case"]["case_id"], dx, em)
+            assert em not in ("99215", "99205")
+        assert sc["variant"]["lines"][0]["hcpcs"] in G.DX_EM_LEVELS[
+            next(a for a in sc["artifacts"] if a["type"] == "claim_record"
+                 and not a["distractor"])["data"]["diagnoses"][0]["code"]]
+
+
+def test_duplicate_capture_is_the_practices_and_follows_its_credit_policy(
+        dev: dict, held_out: dict) -> None:
+    seen = collections.Counter()
+    for sc in [*dev.values(), *held_out.values()]:
+        v, exp = sc["variant"], sc["expected"]
+        prov = next(a for a in sc["artifacts"] if a["type"] == "provider_record")["data"]
+        assert prov["financial_policy"] == G.FINANCIAL_POLICY[v["credit_policy"]]
+        if v["kind"] != "duplicate_charge":
+            continue
+        assert exp["responsible_party"] == "provider"
+        ledger = next(a for a in sc["artifacts"] if a["type"] == "payment_ledger")["data"]
+        open_balance = c(ledger["balance"])
+        if v["credit_policy"] == "apply" and open_balance >= exp["amount_cents"]:
+            want = "balance_correction"
+        else:
+            want = "refund_request"
+        assert exp["resolution_type"] == want, sc["case"]["case_id"]
+        seen[want] += 1
+    assert seen["balance_correction"] and seen["refund_request"]
+
+
+def test_oop_cap_branches(dev: dict, held_out: dict) -> None:
+    n = collections.Counter()
+    for sc in [*dev.values(), *held_out.values()]:
+        v, exp = sc["variant"], sc["expected"]
+        if not v["oop_binds"]:
+            continue
+        plan = next(a for a in sc["artifacts"] if a["type"] == "plan_document")["data"]
+        eob = next(a for a in sc["artifacts"] if a["type"] == "eob" and not a["distractor"])
+        left = c(plan["member_accumulators"]["oop_remaining"])
+        assert exp["patient_share_cents"] == left  # the cap binds: the share is what was left
+        pr_eob = c(eob["data"]["totals"]["patient_responsibility"])
+        if v["kind"] == "oop_max_exceeded":
+            assert pr_eob > left and exp["overcharge_cents"] == pr_eob - left
+        else:
+            assert v["kind"] == "no_error" and pr_eob == left
+        n[v["kind"]] += 1
+    assert n["oop_max_exceeded"] and n["no_error"]
 
 
 # -- determinism ---------------------------------------------------------------------------
@@ -306,12 +534,16 @@ def test_every_amount_is_the_fee_formula_and_the_plan(ref: Any, dev: dict) -> No
         shares = _shares(lines, template, benefit_copay,
                          c(plan_doc["member_accumulators"]["deductible_remaining"]),
                          template["copays_count_toward_deductible"])
-        pr_correct = sum(sum(s) for s in shares)
-        if v["error_side"] != "insurer":
+        pr_correct = min(sum(sum(s) for s in shares),
+                         c(plan_doc["member_accumulators"]["oop_remaining"]))  # the OOP cap
+        pr_eob = c(eob["totals"]["patient_responsibility"])
+        if v["error_side"] == "insurer":
+            assert pr_eob > pr_correct
+        elif v["oop_binds"]:
+            assert pr_eob == pr_correct
+        else:
             assert [(c(ln["copay"]), c(ln["deductible"]), c(ln["coinsurance"]))
                     for ln in eob["lines"]] == shares
-        else:
-            assert c(eob["totals"]["patient_responsibility"]) > pr_correct
         # the overcharge: everything asked of the patient since the visit minus what is owed
         txns = arts["processor_log"]["transactions"]
         undone = {t.get("original_transaction_id") for t in txns
@@ -320,8 +552,13 @@ def test_every_amount_is_the_fee_formula_and_the_plan(ref: Any, dev: dict) -> No
                    and t["status"] == "settled" and t["transaction_id"] not in undone
                    and t["timestamp"][:10] >= eob["date_of_service"])
         over = card + c(ledger["balance"]) - pr_correct
-        assert over == sc["expected"]["amount_cents"] > 0, (seed, v["kind"])
-        assert sc["expected"]["correct_balance_cents"] == pr_correct - card
+        exp = sc["expected"]
+        assert over == exp["overcharge_cents"], (seed, v["kind"])
+        if v["kind"] == "no_error":
+            assert over == 0 and exp["amount_cents"] == pr_correct == exp["patient_share_cents"]
+        else:
+            assert over == exp["amount_cents"] > 0, (seed, v["kind"])
+        assert exp["correct_balance_cents"] == pr_correct - card
 
 
 def test_codes_are_priced_billable_and_not_hard_bundled(ref: Any) -> None:
@@ -345,6 +582,17 @@ def test_codes_are_priced_billable_and_not_hard_bundled(ref: Any) -> None:
 
 
 # -- baselines -----------------------------------------------------------------------------
+def _grade_of(env: ClarusEnv, sc: dict[str, Any], agent: Any) -> dict[str, Any]:
+    obs = env.reset(scenario=sc)
+    agent.reset(obs)
+    while True:
+        r = env.step(agent.act(obs))
+        obs = r.observation
+        assert obs.last_action_error is None, (obs.last_action_type, obs.last_action_error)
+        if r.done:
+            return r.info["grade"]
+
+
 def _run_agent(env: ClarusEnv, sc: dict[str, Any], agent: Any) -> float:
     obs = env.reset(scenario=sc)
     agent.reset(obs)
@@ -355,29 +603,67 @@ def _run_agent(env: ClarusEnv, sc: dict[str, Any], agent: Any) -> float:
             return r.info["grade"]["score"]
 
 
+def _full_pass(grade: dict[str, Any]) -> bool:
+    return grade["passed"] == grade["total"]
+
+
 def test_heuristic_between_random_and_oracle_on_dev(dev: dict, env: ClarusEnv) -> None:
     task = get_task(TASK)
     oracle, heuristic, rand = [], [], []
+    h_pass = 0
     for seed, sc in dev.items():
         oracle.append(play(env, sc, task.oracle(sc))["score"])
-        heuristic.append(_run_agent(env, sc, HeuristicAgent()))
+        grade = _grade_of(env, sc, HeuristicAgent())
+        heuristic.append(grade["score"])
+        h_pass += _full_pass(grade)
         rand.append(_run_agent(env, sc, RandomAgent(TASK, seed=seed)))
     o, h, r = (statistics.mean(x) for x in (oracle, heuristic, rand))
-    assert r + 0.3 < h < o - 0.02, (r, h, o)
+    assert r < 0.10 and r + 0.3 < h < o - 0.01, (r, h, o)
+    assert 0.5 < h_pass / len(dev) < 0.97, h_pass
 
 
-def test_heuristic_sees_only_observations(dev: dict, env: ClarusEnv) -> None:
-    """Fooled by what it cannot see: insurer-side errors get the wrong party."""
-    for sc in dev.values():
-        if sc["variant"]["error_side"] != "insurer":
-            continue
-        obs = env.reset(scenario=sc)
+def test_heuristic_reads_the_evidence(dev: dict, env: ClarusEnv) -> None:
+    """It misses the out-of-pocket cap (an EOB that ignored it looks right to it); with the
+    records hidden from its reasoning it falls back to a guess and passes nothing."""
+    key = frozenset({"eob", "plan_document", "processor_log", "payment_ledger",
+                     "provider_record"})
+    n = blind = 0
+    for sc in list(dev.values())[:80]:
         agent = HeuristicAgent()
-        agent.reset(obs)
-        while True:
-            r = env.step(agent.act(obs))
-            obs = r.observation
-            if r.done:
-                break
-        assert not passed(r.info["grade"])["responsible_party"]
-        break
+        grade = _grade_of(env, sc, agent)
+        assert set(agent.decision) >= {"finding", "responsible_party", "resolution_type",
+                                       "amount_cents"}
+        if sc["expected"]["finding"] == "oop_max_exceeded":
+            assert not grade["outcome_correct"] and agent.decision["finding"] == "no_error"
+        n += 1
+        hidden = HeuristicAgent(hide=key)
+        g = _grade_of(env, sc, hidden)
+        blind += _full_pass(g)
+        assert passed(g)["eob_fetched"] and passed(g)["plan_fetched"]  # still fetched
+    assert blind / n <= 0.05
+
+
+def test_heuristic_decide_hook_replaces_its_decision(dev: dict, env: ClarusEnv) -> None:
+    views = []
+
+    def decide(view: dict[str, Any]) -> dict[str, Any]:
+        views.append(view)
+        return {"finding": "no_error", "responsible_party": "none",
+                "resolution_type": "no_action", "amount_cents": None}
+
+    sc = dev[_seed_of(dev, "deductible_already_met")]
+    agent = HeuristicAgent(decide=decide, hide=frozenset({"eob"}))
+    grade = _grade_of(env, sc, agent)
+    assert agent.decision == {"finding": "no_error", "responsible_party": "none",
+                              "resolution_type": "no_action", "amount_cents": 0}
+    (view,) = views
+    assert set(view) == {"complaint", "case_id", "initial_observation", "records"}
+    assert "eob" not in view["records"] and "plan_document" in view["records"]
+    assert view["complaint"] == sc["case"]["patient_complaint"]
+    assert json.dumps(view, sort_keys=True)  # plain data
+    assert not grade["outcome_correct"]
+    # a partial decision keeps the heuristic's own values for the rest
+    agent = HeuristicAgent(decide=lambda view: {"resolution_type": "appeal"})
+    _grade_of(env, sc, agent)
+    assert agent.decision["resolution_type"] == "appeal"
+    assert agent.decision["responsible_party"] == "insurer"

@@ -614,6 +614,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "payment": {"method": "EFT", "trace_number": _digits(rng, 10),
                     "amount": D(older_cs["plan_paid"]), "paid_to": practice},
         "pricing_note": pricing_note,
+        "message": "The provider may bill you only the amount shown as your responsibility.",
     }
 
     # -- claim record -----------------------------------------------------------------------
@@ -635,7 +636,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     claim = claim_record(claim_id, lines, dx_codes, dos, submitted,
                          checkin if copay_credited else 0)
-    older_claim = claim_record(older_claim_id, [older_line], [rng.choice(em_dx)], older_dos,
+    older_claim = claim_record(older_claim_id, [older_line], [older_dx], older_dos,
                                older_dos + dt.timedelta(days=2), older_cs["copay"])
 
     # -- processor log ----------------------------------------------------------------------
