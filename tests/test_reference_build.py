@@ -46,6 +46,8 @@ def test_row_counts_match_sources(rebuilt: Path) -> None:
     assert rows["carc"] == 407 and rows["carc_group"] == 5
     assert rows["rarc"] == 1_197
     assert rows["fee_schedule"] == 1_144_282
+    assert rows["opps_rate"] == 18_682  # CY2025 final-rule Addendum B, every HCPCS code
+    assert rows["asc_rate"] == 4_832  # April 2026 Addendum AA
     billable = pc.sum(ref.table("icd10cm").column("billable")).as_py()
     assert billable == 74_719  # leaves of code-list-April-2026.txt
     active = pc.sum(pc.is_null(ref.table("ncci_ptp").column("deletion_date"))).as_py()
@@ -67,6 +69,14 @@ def test_manifest_records_provenance(rebuilt: Path) -> None:
     assert m["outputs"]["fee_schedule"]["releases"] == ["RVU26C"]
     assert m["outputs"]["locality_county"]["releases"] == ["RVU25D"]
     assert any("OPPSCAP" in g for g in m["gaps"])
+    assert inputs["opps_addendum_b"]["sha256"] == \
+        "0ab69ea333f42cbc847e38a00b90776e9252feeea7cde3a49684c5edbd6e46b6"
+    assert inputs["asc_addendum_aa"]["origin"] == "mirror:asc/2026/20260401/AA.csv"
+    assert m["outputs"]["opps_rate"]["releases"] == ["CY2025-final"]
+    assert m["outputs"]["asc_rate"]["releases"] == ["2026-04"]
+    assert any("56.322 (the conversion factor) on 3,931 of 3,931" in n
+               for n in m["outputs"]["asc_rate"]["notes"])
+    assert any("no CY2026 OPPS Addendum B" in g for g in m["gaps"])
     for out in m["outputs"].values():
         assert len(out["sha256"]) == 64 and out["rows"] > 0
 
@@ -91,3 +101,6 @@ def test_2025d_reproduces_the_official_payment_file(mirror: Path, tmp_path: Path
     notes = m["outputs"]["fee_schedule"]["notes"]
     assert any("1,526 records of PFREV4.txt compared to the cent: all equal" in n for n in notes)
     assert "opps_cap" in m["outputs"]
+    assert m["outputs"]["asc_rate"]["releases"] == ["2025-01"]
+    assert m["outputs"]["asc_rate"]["rows"] == 4_183
+    assert m["outputs"]["opps_rate"]["rows"] == 18_682
