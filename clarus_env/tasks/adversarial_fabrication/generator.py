@@ -11,7 +11,7 @@ The answer follows from the records the agent fetches and from nothing else:
   the facility's local time zone (the facility record states zone and offsets).
 * **The bill against the estimate.** With a timely GFE the bill is either above the convening
   party's own expected charges (``billed_above_gfe``) or within them (``no_violation``: about
-  20% of scenarios; nothing to dispute, the patient is told why, no dispute is filed).
+  17% of scenarios; nothing to dispute, the patient is told why, no dispute is filed).
 * **Who convened** (responsible party). Nothing prints "convening": the convener is the party
   that scheduled the service (it took the booking deposit: the processor log's merchant; the
   facility record's encounter names who booked it) and that bills (the claim). A physician
@@ -23,7 +23,8 @@ The answer follows from the records the agent fetches and from nothing else:
   expected charges, within 120 calendar days of receiving the bill — receipt from the
   ledger's statement delivery, "today" from the deadline lookup's ``as_of``) → ``nsa_dispute``
   of the excess; a smaller excess or a closed window → ``balance_correction`` of the excess;
-  ``no_violation`` → ``no_action`` (drafted, not submitted: nothing is filed against the bill).
+  ``no_violation`` → ``no_action`` (no dispute: the decision is a no_action draft or a
+  no_action submission, and the patient is told why the bill stands).
 * **Counter-arguments** (after a filing): the same three kinds and wording templates in every
   branch. The EHR-notes counter asserts that the GFE was delivered on its date, on time: the
   records refute it when the GFE was backdated or late, and bear it out when it was timely
@@ -74,7 +75,7 @@ DEPOSIT_PCTS = (10, 15, 20, 25, 30, 40, 50)
 # Addendum B for a hospital outpatient department, ASC Addendum AA for an ASC).
 FACILITY_MULTIPLES = (150, 175, 200, 225, 250, 275, 300)
 FACILITY_CONVENED = 0.5  # share of scenarios whose GFE a facility convened
-NO_VIOLATION_OF_TIMELY = 0.4  # timely GFEs whose bill is within the estimate (~20% overall)
+NO_VIOLATION_OF_TIMELY = 0.45  # timely GFEs whose bill is within the estimate (~17%)
 FACILITY_PRIOR = "93000"  # the facility's earlier pre-procedure ECG (the distractor visit)
 FINDINGS = ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
             "billed_above_gfe", "no_violation")
@@ -249,6 +250,15 @@ def add_business_days(d: dt.date, n: int) -> dt.date:
     return d
 
 
+def sub_business_days(d: dt.date, n: int) -> dt.date:
+    """``n`` business days before ``d`` (``d`` itself when ``n`` is 0)."""
+    while n > 0:
+        d -= dt.timedelta(days=1)
+        if is_business_day(d):
+            n -= 1
+    return d
+
+
 def utc_offset(state: str, local: dt.date) -> int:
     """UTC offset (hours) on a local date; daylight time from the 2nd Sunday of March to the
     1st Sunday of November (exact for the 07:00–23:59 local times used here)."""
@@ -400,11 +410,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     """Compile one scenario (pure: all randomness from ``rng``)."""
     # Branches first, so their frequencies do not depend on what the data draws consumed.
     r = rng.random()
-    timing = ("dated_before_scheduling" if r < 0.25 else
-              "issued_after_deadline" if r < 0.5 else "timely")
+    timing = ("dated_before_scheduling" if r < 0.31 else
+              "issued_after_deadline" if r < 0.62 else "timely")
     no_violation = rng.random() < NO_VIOLATION_OF_TIMELY and timing == "timely"
     r = rng.random()
-    amount_branch = ("within" if no_violation else "under" if r < 0.33 else
+    amount_branch = ("within" if no_violation else "under" if r < 0.36 else
                      "over_open" if r < 0.86 else "over_closed")
     delivery_in = "processor_log" if rng.random() < 0.34 else "facility_record"
     near_threshold = rng.random() < 0.35
@@ -533,21 +543,26 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             return rng.randrange(lo, min(hi, first))
         return rng.randrange(lo, hi)
 
+    # k: business days from the (stated) booking to the GFE date, drawn the same way in every
+    # branch so the provider record's own dates say nothing about the branch
+    k = rng.randrange(rule_bd + 1)
+    if rule_bd == 3 and rng.random() < 0.5:
+        k = rng.choice((2, 3))  # on time under the 3-day rule, late under a 1-day misreading
     if timing == "timely":
-        k = rng.randrange(rule_bd + 1)
-        if rule_bd == 3 and rng.random() < 0.5:
-            k = rng.choice((2, 3))  # on time under the 3-day rule, late under a 1-day misreading
         gfe_date = sched if k == 0 else add_business_days(sched, k)
         delivered = gfe_date
+        provider_scheduled_on = sched
     elif timing == "dated_before_scheduling":
-        # Sent on time, but dated days before the booking existed: the date is the only lie,
-        # so the finding is unambiguous.
+        # Sent on time, but dated days before the booking existed (and the provider's record
+        # states a booking k business days before that date): the date is the only lie, so
+        # the finding is unambiguous.
         gfe_date = sched - dt.timedelta(days=rng.randrange(1, 7))
-        k = rng.randrange(rule_bd + 1)
-        delivered = sched if k == 0 else add_business_days(sched, k)
+        provider_scheduled_on = sub_business_days(gfe_date, k)
+        j = rng.randrange(rule_bd + 1)
+        delivered = sched if j == 0 else add_business_days(sched, j)
     else:
-        k = rng.randrange(rule_bd + 1)
         gfe_date = sched if k == 0 else add_business_days(sched, k)
+        provider_scheduled_on = sched
         x_max = lead_bd - rule_bd - 1
         x = 1 if rule_bd == 1 and rng.random() < 0.5 else rng.randrange(1, x_max + 1)
         delivered = add_business_days(gfe_deadline, x)
@@ -556,7 +571,6 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                                 rng.random() < 0.4)
     deliv_stamp = utc_stamp(state, delivered, deliv_min, rng.randrange(60))
     sched_stamp = utc_stamp(state, sched, sched_min, sched_sec)
-    provider_scheduled_on = gfe_date if timing == "dated_before_scheduling" else sched
 
     statement_date = dos + dt.timedelta(days=rng.randrange(7, 29))
     by_mail = rng.random() < 0.5

@@ -1,36 +1,60 @@
 """A rule-following advocate for adversarial_fabrication that sees only observations.
 
-It does the generic things well — authenticate, read every party's record, look up the NSA
-rules and the dispute deadline, file, never back down — and reasons the way a hurried human
-would: dates straight off the UTC timestamps, the 1-business-day GFE rule only, the bill
-against the GFE's grand total (co-providers included), "the provider" as the party behind any
-bill (it never asks whether a facility convened the GFE), and two deliberately generic rules:
-every bill above a GFE is filed as an NSA dispute (no $400 test, no 120-day window), and every
-counter-argument is rejected citing its core evidence, the payment processor log, without
-asking which record refutes which claim. So it does well on plain cases and misses the subtle
-ones (UTC vs local dates, the 3-day rule, co-provider sections, facility-convened estimates,
-excesses under $400 or closed windows, rebuttals that need the facility's or the claim's
-record).
+It plays the whole process (authenticate, read every party's record — keys found in the
+observations —, the NSA rules and the PPDR deadline, diagnose, tell the patient, decide, answer
+the counter-arguments, notify, audit, close) and reasons over the evidence the way a careful
+but hurried human would:
+
+* it converts the processor log's UTC timestamps to the facility's local time (offsets and
+  daylight period from the facility record) and compares the GFE date with the booking (the
+  deposit authorization) and the deadline with the GFE's delivery — but counts business days
+  as Monday–Friday, forgetting federal holidays;
+* it takes the convener to be whoever bills, and calls it a facility only when it bills on an
+  institutional claim (UB-04) — so an imaging or sleep center billing on a CMS-1500 is
+  "a provider" to it, though 45 CFR 149.610(a)(2) makes it a facility;
+* it holds the biller to its own section of the GFE and tests the $400 PPDR threshold, but
+  counts the 120-day window from the statement's date rather than from its receipt.
+
+It concedes the EHR counter when its own reading found the GFE timely, rejects the emergency
+exception citing the claim and the facility's registration, and rejects the legal threat.
+
+Hooks for ``clarus audit``: ``decide(view)`` replaces its decision, ``respond(view, counter)``
+its answer to each counter, ``hide`` makes record types unseen by its reasoning (it still
+fetches them), ``cite_all`` cites every id seen in every citing action.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from decimal import Decimal
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
+THRESHOLD_CENTS = 40_000
+PPDR_DAYS = 120
 
-def _cents(text: str) -> int:
-    return int(Decimal(str(text)) * 100)
+
+def _cents(text: Any) -> int:
+    try:
+        return int(Decimal(str(text)) * 100)
+    except (InvalidOperation, ValueError):
+        return 0
 
 
 def _dollars(cents: int) -> str:
-    sign = "-" if cents < 0 else ""
-    return f"{sign}{abs(cents) // 100}.{abs(cents) % 100:02d}"
+    cents = max(int(cents), 0)
+    return f"{cents // 100}.{cents % 100:02d}"
 
 
-def _next_weekday(d: dt.date, n: int) -> dt.date:
+def _date(text: Any) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(str(text)[:10])
+    except ValueError:
+        return None
+
+
+def _weekdays_after(d: dt.date, n: int) -> dt.date:
     while n:
         d += dt.timedelta(days=1)
         if d.weekday() < 5:
@@ -38,26 +62,56 @@ def _next_weekday(d: dt.date, n: int) -> dt.date:
     return d
 
 
+def _weekdays_between(a: dt.date, b: dt.date) -> int:
+    n, d = 0, a
+    while d < b:
+        d += dt.timedelta(days=1)
+        if d.weekday() < 5:
+            n += 1
+    return n
+
+
+def _offset_hours(text: Any) -> int | None:
+    m = re.match(r"^([+-])(\d{2}):(\d{2})$", str(text or ""))
+    if not m:
+        return None
+    return (-1 if m.group(1) == "-" else 1) * int(m.group(2))
+
+
 def _act(name: str, **params: Any) -> dict[str, Any]:
     return {"action_type": name, "parameters": params}
 
 
 class HeuristicAgent:
-    """Observation-only baseline: generic advocacy rules, naive about time and arithmetic."""
+    """Observation-only baseline: reads the evidence, naive about holidays, claim forms and
+    the start of the PPDR window."""
 
-    def reset(self, observation: Any) -> None:
+    privileged = False
+
+    def __init__(self, decide: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                 respond: Callable[[dict[str, Any], dict[str, Any]], str] | None = None,
+                 hide: frozenset[str] | set[str] = frozenset(), cite_all: bool = False) -> None:
+        self._decide_hook = decide
+        self._respond_hook = respond
+        self.hide = frozenset(hide)
+        self.cite_all = cite_all
+
+    def reset(self, observation: Any, **_: Any) -> None:
         obs = _as_dict(observation)
+        self.initial = obs
         self.case_id: str = obs["case_id"]
-        found = re.search(r"claim ([A-Z]{1,4}-\d+)", obs["patient_complaint"])
+        self.complaint: str = obs.get("patient_complaint", "")
+        found = re.search(r"claim ([A-Z]{1,4}-\d+)", self.complaint)
         self.claim_id = found.group(1) if found else self.case_id
         self.records: dict[str, dict[str, Any]] = {}  # artifact type -> {"id", "data"}
+        self.seen: list[str] = []  # every artifact id seen, in order
+        self.decision: dict[str, Any] = {}
         self.queue: list[dict[str, Any]] = [
             _act("authenticate_patient", patient_id=self.case_id),
-            _act("fetch_claim_record", claim_id=self.claim_id),
             _act("fetch_payment_processor_log", patient_id=self.case_id),
+            _act("fetch_claim_record", claim_id=self.claim_id),
             _act("fetch_provider_record", claim_id=self.claim_id),
             _act("fetch_payment_ledger", patient_id=self.case_id),
-            _act("fetch_eob", claim_id=self.claim_id),
         ]
         self.phase = "gather"
 
@@ -73,10 +127,26 @@ class HeuristicAgent:
         if not result:
             return
         if "artifact_id" in result and "data" in result:
-            self.records.setdefault(result["type"], {"id": result["artifact_id"],
-                                                     "data": result["data"]})
+            aid = result["artifact_id"]
+            if aid not in self.seen:
+                self.seen.append(aid)
+            self.records.setdefault(result["type"], {"id": aid, "data": result["data"]})
         for c in result.get("counter_arguments", []):
-            self.queue.insert(0, self._rebut(c))
+            self.queue.insert(0, self._answer(c))
+
+    def _data(self, atype: str) -> dict[str, Any]:
+        """A record's data as the reasoning may use it (hidden types read as empty)."""
+        if atype in self.hide:
+            return {}
+        return self.records.get(atype, {}).get("data", {}) or {}
+
+    def _id(self, atype: str) -> str | None:
+        return self.records.get(atype, {}).get("id")
+
+    def _cite(self, *types: str) -> list[str]:
+        if self.cite_all:
+            return list(self.seen)
+        return [i for i in (self._id(t) for t in types) if i]
 
     def _plan_next(self) -> None:
         if self.phase == "gather":
@@ -89,67 +159,160 @@ class HeuristicAgent:
                             "nsa_balance_billing")]
             self.queue.append(_act("check_deadline", deadline_type="nsa_dispute"))
         elif self.phase == "rules":
-            self.phase = "file"
-            self.queue += self._diagnose_and_file()
-        elif self.phase == "file":
+            self.phase = "decide"
+            self.queue += self._diagnose_and_decide()
+        elif self.phase == "decide":
             self.phase = "wrap"
-            ids = [r["id"] for t, r in sorted(self.records.items())
-                   if t in ("processor_log", "provider_record")]
+            filed = self.decision.get("resolution_type") != "no_action"
             self.queue += [
-                _act("notify_provider", position="maintain", cited_artifacts=ids,
-                     message="We are maintaining the dispute of this bill."),
-                _act("write_audit_entry", summary="Reviewed the patient's billing records "
-                     "and filed a dispute; disclosed findings to patient and provider."),
+                _act("notify_provider", position="maintain",
+                     cited_artifacts=self._cite("processor_log", "provider_record"),
+                     message="We are maintaining the dispute of this bill." if filed else
+                     "The bill matches the estimate; the patient will not dispute it."),
+                _act("write_audit_entry", summary="Reviewed the patient's billing records; "
+                     "disclosed findings to patient and provider."),
                 _act("close_case"),
             ]
         else:
             self.queue.append(_act("close_case"))
 
-    def _diagnose_and_file(self) -> list[dict[str, Any]]:
-        prv = self.records.get("provider_record", {}).get("data", {})
-        clm = self.records.get("claim_record", {}).get("data", {})
-        log = self.records.get("processor_log", {}).get("data", {})
-        fac = self.records.get("facility_record", {}).get("data", {})
-        gfe = prv.get("gfe", {})
-        finding = "billed_above_gfe"
-        sched = next((t["timestamp"][:10] for t in log.get("transactions", [])
+    # -- reasoning -------------------------------------------------------------------------
+    def view(self) -> dict[str, Any]:
+        return {"complaint": self.complaint, "case_id": self.case_id,
+                "initial_observation": self.initial,
+                "records": {t: r["data"] for t, r in sorted(self.records.items())
+                            if t not in self.hide}}
+
+    def _local_date(self, stamp: Any) -> dt.date | None:
+        """The facility's local calendar date of a UTC timestamp (its offsets and daylight
+        period from the facility record; UTC date when the facility record is unseen)."""
+        try:
+            utc = dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        offsets = self._data("facility_record").get("utc_offsets") or {}
+        std = _offset_hours(offsets.get("standard"))
+        if std is None:
+            return utc.date()
+        local = utc + dt.timedelta(hours=std)
+        dst = _offset_hours(offsets.get("daylight"))
+        period = str(offsets.get("daylight_period_2026", ""))
+        parts = re.findall(r"\d{4}-\d{2}-\d{2}", period)
+        if dst is not None and len(parts) == 2:
+            start, end = _date(parts[0]), _date(parts[1])
+            if start and end and start <= local.date() < end:
+                local = utc + dt.timedelta(hours=dst)
+        return local.date()
+
+    def own_decision(self) -> dict[str, Any]:
+        prv, clm = self._data("provider_record"), self._data("claim_record")
+        log, fac = self._data("processor_log"), self._data("facility_record")
+        led, dl = self._data("payment_ledger"), self._data("deadline")
+        gfe = prv.get("gfe") or {}
+        # the convener: whoever bills; a facility only on an institutional claim form
+        party = ("facility" if str(clm.get("claim_form", "")).startswith("UB-04")
+                 else "provider")
+        biller = (clm.get("provider") or {}).get("name") or (prv.get("provider") or {}).get(
+            "name")
+        billed = _cents(clm.get("total_billed") or (prv.get("statement") or {}).get(
+            "total_charges") or 0)
+        sections = gfe.get("providers") or []
+        own = next((s for s in sections if s.get("name") == biller), None)
+        estimate = _cents(own.get("expected_total") if own else
+                          gfe.get("total_expected_charges", 0))
+        excess = billed - estimate if gfe else 0
+        # timing
+        sched = next((self._local_date(t.get("timestamp")) for t in log.get("transactions", [])
                       if t.get("type") == "authorization"), None)
-        gfe_date = gfe.get("gfe_date")
-        deliveries = [e["timestamp"][:10] for e in log.get("events", [])
-                      if e.get("template") == "good_faith_estimate"]
-        deliveries += [m["timestamp"][:10] for m in fac.get("portal_messages", [])
-                       if "Good Faith Estimate" in m.get("subject", "")]
+        gfe_date = _date(gfe.get("gfe_date"))
+        stamps = [e.get("timestamp") for e in log.get("events", [])
+                  if e.get("template") == "good_faith_estimate"]
+        stamps += [m.get("timestamp") for m in fac.get("portal_messages", [])
+                   if "Good Faith Estimate" in str(m.get("subject", ""))]
+        delivered = [d for d in (self._local_date(s) for s in stamps) if d]
+        service = _date(clm.get("date_of_service")) or _date(
+            (prv.get("appointment") or {}).get("service_date"))
+        finding = "billed_above_gfe"
         if sched and gfe_date and gfe_date < sched:
             finding = "gfe_backdated_before_scheduling"
-        elif sched and deliveries:
-            due = _next_weekday(dt.date.fromisoformat(sched), 1).isoformat()
-            if min(deliveries) > due:
+        elif sched and delivered:
+            lead = _weekdays_between(sched, service) if service else 0
+            due = _weekdays_after(sched, 3 if lead >= 10 else 1)
+            if min(delivered) > due:
                 finding = "gfe_issued_after_deadline"
-        billed = _cents(clm.get("total_billed", "0"))
-        estimate = _cents(gfe.get("total_expected_charges", "0"))
-        excess = max(billed - estimate, 0)
-        resolution = "nsa_dispute"  # generic: any bill above a GFE goes to PPDR
-        cited = [r["id"] for t, r in sorted(self.records.items())
-                 if t in ("processor_log", "provider_record", "claim_record")]
-        return [
-            _act("write_diagnosis", responsible_party="provider", finding=finding,
-                 amount=_dollars(excess), cited_artifacts=cited),
+        if finding == "billed_above_gfe" and gfe and excess <= 0:
+            finding = "no_violation"
+        # the PPDR window, counted (naively) from the statement's date
+        stmt = _date((led.get("statement") or {}).get("statement_date")) or _date(
+            (prv.get("statement") or {}).get("statement_date"))
+        today = _date(dl.get("as_of"))
+        window_open = not (stmt and today) or (today - stmt).days <= PPDR_DAYS
+        if finding == "no_violation":
+            return {"finding": finding, "responsible_party": "none",
+                    "resolution_type": "no_action", "amount_cents": 0}
+        resolution = ("nsa_dispute" if excess >= THRESHOLD_CENTS and window_open
+                      else "balance_correction")
+        return {"finding": finding, "responsible_party": party,
+                "resolution_type": resolution, "amount_cents": max(excess, 0)}
+
+    def _diagnose_and_decide(self) -> list[dict[str, Any]]:
+        decision = self.own_decision()
+        if self._decide_hook is not None:
+            override = self._decide_hook(self.view()) or {}
+            for k in ("finding", "responsible_party", "resolution_type", "appeal_reason",
+                      "amount_cents"):
+                if k in override:
+                    decision[k] = override[k]
+        if decision.get("amount_cents") is None:
+            decision["amount_cents"] = 0
+        self.decision = decision
+        amount = _dollars(decision["amount_cents"])
+        cited = self._cite("provider_record", "processor_log", "facility_record",
+                           "claim_record")
+        actions = [
+            _act("write_diagnosis", responsible_party=decision["responsible_party"],
+                 finding=decision["finding"], amount=amount, cited_artifacts=cited),
+        ]
+        if decision["resolution_type"] == "no_action":
+            return actions + [
+                _act("send_patient_communication", message_type="explanation",
+                     message="Your bill is within your Good Faith Estimate and the estimate "
+                             "was on time, so there is nothing to dispute."),
+                _act("draft_resolution", resolution_type="no_action", amount="0.00",
+                     cited_artifacts=cited),
+                _act("submit_resolution"),
+            ]
+        return actions + [
             _act("send_patient_communication", message_type="explanation",
-                 message=f"Your bill is ${_dollars(excess)} above your estimate; we are "
-                         "disputing it for you."),
-            _act("draft_resolution", resolution_type=resolution, amount=_dollars(excess),
-                 cited_artifacts=cited),
+                 message=f"Your bill is ${amount} above your estimate; we are acting on it "
+                         "for you."),
+            _act("draft_resolution", resolution_type=decision["resolution_type"],
+                 amount=amount, cited_artifacts=cited),
             _act("submit_resolution"),
         ]
 
-    def _rebut(self, counter: dict[str, Any]) -> dict[str, Any]:
-        """Reject every counter-argument, citing the core evidence (the independent payment
-        processor log) whatever the counter claims — it never asks which record refutes it."""
-        rec = self.records.get("processor_log")
-        cited = [rec["id"]] if rec else []
+    def _answer(self, counter: dict[str, Any]) -> dict[str, Any]:
+        """Answer one counter-argument: by its own reading of the evidence, or the hook's."""
+        text = str(counter.get("text", "")).lower()
+        if self._respond_hook is not None:
+            decision = self._respond_hook(self.view(), dict(counter))
+        elif "emergency" in text:
+            decision = "reject"
+        elif "estimate" in text and ("ehr" in text or "health record" in text):
+            timely = self.decision.get("finding") in ("billed_above_gfe", "no_violation")
+            decision = "concede" if timely else "reject"
+        else:
+            decision = "reject"
+        if "emergency" in text:
+            cited = self._cite("claim_record", "facility_record")
+        elif "estimate" in text:
+            cited = self._cite("processor_log", "facility_record")
+        else:
+            cited = (list(self.seen) if self.cite_all else
+                     [i for i in self.seen if i.startswith("RULE-NSA-DISPUTE")][:1])
         return _act("reject_counter_argument", counter_id=counter["counter_id"],
-                    cited_artifacts=cited, decision="reject",
-                    rationale="The independent payment records do not support this.")
+                    cited_artifacts=cited, decision="concede" if decision == "concede"
+                    else "reject", rationale="Answered from the independent records.")
 
 
 def _as_dict(observation: Any) -> dict[str, Any]:

@@ -5,8 +5,8 @@ cooldown never bites), look up the NSA rules and the PPDR deadline, diagnose cit
 records that support the finding, tell the patient. Then either file (a PPDR dispute or a
 balance correction of the excess), answer the three counter-arguments as the records require
 (reject the refuted ones citing what refutes them, concede a right one citing what bears it
-out) and maintain the position with the provider — or, when nothing is wrong, draft a
-no_action decision and never file it. Audit, close.
+out) and maintain the position with the provider — or, when nothing is wrong, record a
+no_action decision (no dispute) and explain the bill. Audit, close.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ def oracle(scenario: dict[str, Any]) -> list[dict[str, Any]]:
             _act("draft_resolution", resolution_type="no_action", amount="0.00",
                  cited_artifacts=relevant,
                  body="No dispute: timely GFE and a bill within its expected charges."),
+            _act("submit_resolution"),
             _act("notify_provider", position="maintain", cited_artifacts=[prv],
                  message="The patient's bill matches the Good Faith Estimate; no dispute will "
                          "be filed."),
