@@ -323,7 +323,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         (kind in ("coinsurance_on_billed", "deductible_already_met") and has_copay)
         or (duplicate_of is not None and has_copay) or (oop_bind and has_copay)
     )
-    with_proc = need_proc or rng.random() < 0.65
+    with_proc = need_proc or rng.random() < 0.8
     # established visit (the patient was seen here weeks ago) at a level the diagnosis
     # supports; the visit must be worth more than its copay, or collecting the copay would
     # itself overcharge the patient
