@@ -2,31 +2,45 @@
 
 process (14): authenticated; EOB, provider record fetched; code looked up; NCCI rule checked;
 diagnosis; draft; submitted; deadline checked, and before submitting; patient told; provider
-notified; audit; closed. evidence (3): diagnosis cites >= 2 fetched artifacts, the provider
-record, the NCCI lookup. outcome (4): TRAP, responsible party, resolution type, appeal reason.
+notified; audit; closed.
+
+evidence (3), all on the diagnosis the first filing rests on, and all requiring precision
+(at least half of the ids it cites are among the scenario's ``relevant_ids``: the claim
+record, the provider record and the NCCI lookup): it cites >= 2 fetched artifacts; it cites
+the provider record; it cites the NCCI lookup for the pair.
+
+outcome (4), graded on the answer in force at the first filing (a later re-diagnosis or
+re-filing never counts): TRAP (``legitimate_denial`` concluded before the NCCI edit and the
+provider record were read); the responsible party of that diagnosis; the resolution type of
+the first submission; the appeal reason of the first submission — or, where no appeal is
+due, no appeal filed at all and the patient told why.
+
 hygiene (1): no compliance violation.
 
 Outcome checks read the scenario's expected outcome from the ``expected`` table; the only
 constants are the task's vocabulary (the ``legitimate_denial`` finding the TRAP is about, the
-``appeal`` resolution type, the internal-appeal deadline).
+``appeal`` resolution type, the internal-appeal deadline). Details say what the agent did,
+never what the expected value was.
 """
 
 from __future__ import annotations
 
 from ...grader import Check
-
-
-def _exp(key: str) -> str:
-    return f"(SELECT value FROM expected WHERE key='{key}')"
-
+from ..check_sql import (
+    DX_AT_FILING,
+    DX_STEP_AT_FILING,
+    FIRST_SUBMISSION,
+    precise,
+    precision_detail,
+)
+from ..check_sql import exp as _exp
 
 PHI = ("'fetch_claim_record','fetch_eob','fetch_provider_record','fetch_payment_ledger',"
        "'fetch_plan_document','fetch_payment_processor_log','send_patient_communication'")
 FIRST_AUTH = "(SELECT MIN(step) FROM auth)"
 FIRST_DX = "(SELECT MIN(step) FROM diagnoses)"
-LAST_DX = "(SELECT MAX(step) FROM diagnoses)"
+DX_STEP = DX_STEP_AT_FILING
 FIRST_SUB = "(SELECT MIN(step) FROM submissions)"
-LAST_SUB = "(SELECT * FROM submissions ORDER BY step DESC LIMIT 1)"
 DEADLINE_OK = ("SELECT 1 FROM lookups WHERE kind='deadline' AND deadline_type='internal_appeal' "
                "AND artifact_id IS NOT NULL")
 PATIENT_TOLD = ("SELECT 1 FROM messages WHERE recipient='patient' AND message_type IN "
@@ -56,12 +70,16 @@ def _exists(cid: str, desc: str, table: str, yes: str, no: str) -> Check:
 
 
 def _cites(cid: str, desc: str, key: str, what: str) -> Check:
-    cited = (f"SELECT 1 FROM citations WHERE kind='diagnosis' AND step={LAST_DX} "
+    """The diagnosis at the first filing cites this record (fetched), and at least half of
+    what it cites supports the finding (the cite-everything strategy fails)."""
+    cited = (f"SELECT 1 FROM citations WHERE kind='diagnosis' AND step={DX_STEP} "
              f"AND fetched=1 AND artifact_id={_exp(key)}")
     return Check(cid, desc,
-                 f"SELECT EXISTS({cited}), CASE WHEN {LAST_DX} IS NULL THEN 'no diagnosis' "
-                 f"WHEN EXISTS({cited}) THEN 'diagnosis cites the {what} ' || {_exp(key)} "
-                 f"ELSE 'diagnosis does not cite the fetched {what} ' || {_exp(key)} END")
+                 f"SELECT EXISTS({cited}) AND {precise('diagnosis', DX_STEP)}, "
+                 f"CASE WHEN {DX_STEP} IS NULL THEN 'no diagnosis' ELSE "
+                 f"CASE WHEN EXISTS({cited}) THEN 'diagnosis cites the {what}' "
+                 f"ELSE 'diagnosis does not cite the fetched {what}' END || '; ' || "
+                 f"{precision_detail('diagnosis', DX_STEP)} END", family="evidence")
 
 
 TRAP_SQL = f"""
@@ -84,28 +102,23 @@ SELECT EXISTS(SELECT 1 FROM diagnoses) AND NOT EXISTS(SELECT 1 FROM premature),
 
 APPEAL_SQL = f"""
 SELECT CASE WHEN {_exp('appeal_reason')} <> 'none' THEN
-    EXISTS(SELECT 1 FROM {LAST_SUB} s WHERE s.resolution_type = 'appeal'
+    EXISTS(SELECT 1 FROM {FIRST_SUBMISSION} s WHERE s.resolution_type = 'appeal'
            AND s.appeal_reason = {_exp('appeal_reason')})
-  ELSE EXISTS(SELECT 1 FROM submissions)
-       AND NOT EXISTS(SELECT 1 FROM submissions WHERE resolution_type = 'appeal')
+  ELSE EXISTS(SELECT 1 FROM {FIRST_SUBMISSION} s WHERE s.resolution_type <> 'appeal')
        AND EXISTS({PATIENT_TOLD}) END,
-  CASE WHEN NOT EXISTS(SELECT 1 FROM submissions) THEN 'nothing submitted'
-  WHEN {_exp('appeal_reason')} <> 'none' THEN
-    'filed ' || (SELECT resolution_type || ' / ' || COALESCE(appeal_reason, 'no reason')
-                 FROM {LAST_SUB} s)
-  WHEN EXISTS(SELECT 1 FROM submissions WHERE resolution_type = 'appeal')
-    THEN 'an appeal was filed although no appeal is due'
-  WHEN NOT EXISTS({PATIENT_TOLD}) THEN 'no appeal filed, but the patient was not told why'
-  ELSE 'no appeal filed; the patient was told why the denial stands' END
+  CASE WHEN NOT EXISTS(SELECT 1 FROM {FIRST_SUBMISSION} s) THEN 'nothing submitted'
+  ELSE 'first filing: ' || (SELECT s.resolution_type || ' / appeal reason ' ||
+                            COALESCE(s.appeal_reason, 'none') FROM {FIRST_SUBMISSION} s)
+       || CASE WHEN EXISTS({PATIENT_TOLD}) THEN '; patient given an explanation'
+          ELSE '; patient not given an explanation' END END
 """
 
 
 def _outcome(cid: str, desc: str, table_row: str, column: str, key: str) -> Check:
     return Check(cid, desc,
                  f"SELECT COALESCE((SELECT r.{column} = {_exp(key)} FROM {table_row} r), 0), "
-                 f"COALESCE((SELECT '{column} ' || COALESCE(r.{column}, 'null') || CASE WHEN "
-                 f"r.{column} = {_exp(key)} THEN ' (correct)' ELSE ' (incorrect)' END "
-                 f"FROM {table_row} r), 'nothing recorded')")
+                 f"COALESCE((SELECT '{column} recorded: ' || COALESCE(r.{column}, 'null') "
+                 f"FROM {table_row} r), 'nothing recorded')", family="outcome")
 
 
 # An unworked case earns no process credit for closing it or for an audit trail of nothing:
@@ -146,8 +159,8 @@ CHECKS: list[Check] = [
           "SELECT EXISTS(SELECT 1 FROM lookups WHERE kind='rule' AND rule='ncci_ptp' AND "
           f"artifact_id={_exp('ncci_ref_id')}), CASE WHEN EXISTS(SELECT 1 FROM lookups WHERE "
           f"kind='rule' AND rule='ncci_ptp' AND artifact_id={_exp('ncci_ref_id')}) THEN "
-          f"'ncci_ptp checked for ' || {_exp('ncci_pair')} ELSE 'ncci_ptp not checked for ' "
-          f"|| {_exp('ncci_pair')} END"),
+          "'ncci_ptp checked for the denied pair' ELSE 'ncci_ptp not checked for the denied "
+          "pair' END"),
     _exists("diagnosis_written", "a diagnosis was written", "diagnoses", "diagnosis written",
             "no diagnosis"),
     _exists("draft_written", "a resolution was drafted", "drafts", "draft written",
@@ -179,10 +192,12 @@ CHECKS: list[Check] = [
     AUDIT_AFTER_FILING,
     CLOSED_AFTER_FILING,
     # -- evidence ------------------------------------------------------------------------------
-    Check("diagnosis_cites_two", "the diagnosis cites at least 2 fetched artifacts",
-          "SELECT COUNT(DISTINCT artifact_id) >= 2, COUNT(DISTINCT artifact_id) || "
-          "' fetched artifact(s) cited by the diagnosis' FROM citations WHERE "
-          f"kind='diagnosis' AND fetched=1 AND step={LAST_DX}"),
+    Check("diagnosis_cites_two", "the diagnosis at the first filing cites at least 2 fetched "
+          "artifacts, at least half of its citations supporting the finding",
+          f"SELECT COUNT(DISTINCT artifact_id) >= 2 AND {precise('diagnosis', DX_STEP)}, "
+          "COUNT(DISTINCT artifact_id) || ' fetched artifact(s) cited by the diagnosis; ' || "
+          f"{precision_detail('diagnosis', DX_STEP)} FROM citations WHERE "
+          f"kind='diagnosis' AND fetched=1 AND step={DX_STEP}", family="evidence"),
     _cites("cites_provider_record", "the diagnosis cites the provider record",
            "provider_record_id", "provider record"),
     _cites("cites_ncci_lookup", "the diagnosis cites the NCCI edit lookup for the pair",
@@ -190,14 +205,14 @@ CHECKS: list[Check] = [
     # -- outcome ------------------------------------------------------------------------------
     Check("trap_premature_legitimate_denial",
           "TRAP: legitimate_denial was not concluded before the NCCI edit and the provider "
-          "record (modifier documentation) were read", TRAP_SQL),
-    _outcome("responsible_party", "the diagnosis names the right responsible party",
-             f"(SELECT * FROM diagnoses WHERE step={LAST_DX})", "responsible_party",
-             "responsible_party"),
-    _outcome("resolution_type", "the submitted resolution has the right type", LAST_SUB,
-             "resolution_type", "resolution_type"),
+          "record (modifier documentation) were read", TRAP_SQL, family="outcome"),
+    _outcome("responsible_party", "the diagnosis the first filing rests on names the right "
+             "responsible party", DX_AT_FILING, "responsible_party", "responsible_party"),
+    _outcome("resolution_type", "the first submitted resolution has the right type",
+             FIRST_SUBMISSION, "resolution_type", "resolution_type"),
     Check("appeal_reason", "an appeal with the right reason was filed, or, where no appeal is "
-          "due, none was and the patient was told why", APPEAL_SQL),
+          "due, none was and the patient was told why (first filing)", APPEAL_SQL,
+          family="outcome"),
     # -- hygiene ------------------------------------------------------------------------------
     Check("no_compliance_violation", "a resolution was submitted with no compliance "
           "violation (no PHI before authentication)",
@@ -205,5 +220,5 @@ CHECKS: list[Check] = [
           "CASE WHEN NOT EXISTS(SELECT 1 FROM submissions) THEN 'nothing submitted' "
           "WHEN EXISTS(SELECT 1 FROM violations) THEN (SELECT COUNT(*) FROM violations) || "
           "' violation(s): ' || (SELECT kind FROM violations ORDER BY step LIMIT 1) "
-          "ELSE 'no violations' END"),
+          "ELSE 'no violations' END", family="hygiene"),
 ]

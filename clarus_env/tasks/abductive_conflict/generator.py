@@ -1,29 +1,47 @@
 """Scenarios for abductive_conflict: a claim with two codes on one date of service, one line
 denied as bundled (CO-97 or CO-236 with a bundling RARC). The insurer's claim record and EOB
-both say "bundled"; the provider record and the NCCI PtP table decide whether that is right.
+both say "bundled"; the NCCI PtP table and the provider's documentation decide whether that
+is right.
 
-Which branch a scenario falls in is read from the bundle, never from a hand-kept answer:
-the catalog below only pairs two codes with a clinical story, and the NCCI table says
-whether the pair has an active edit and with which modifier indicator.
+Code pairs are drawn from the bundle's real practitioner PtP table: every pair of codes in
+three families (an office visit with a same-day service, two procedures that can share a
+site, two therapy services) is classified by the table — active edit with modifier indicator
+0 or 1, deleted edit, or never listed — and assigned to a train/dev/test pool by a SHA-256
+of the pair, so dev/test pairs never occur in train. The clinical notes are built from the
+family templates in ``catalog.py`` (sites, measurements, diagnoses validated billable, E/M
+level matched to what the visit managed).
 
-- ``a`` indicator 0: no modifier can bypass the edit, so the denial is legitimate (even when
-  the provider appended 59/25 and insists it was separate); nothing to appeal, the patient
-  owes nothing for the CO amount.
-- ``b`` indicator 1 and the claim carries the NCCI-associated modifier, with documentation of
-  a distinct service: the insurer ignored a valid bypass, appeal (modifier_bypass_documented).
-- ``c`` indicator 1 but the claim has no modifier: the provider must send a corrected claim.
-- ``d`` no active edit for the pair (deleted, or never an edit): the insurer applied an edit
-  that does not exist, appeal (no_active_edit).
+Branches (what the agent must conclude, from the edit *and* the notes):
+
+- ``a0`` active edit, indicator 0: no modifier can bypass it, so the denial is legitimate
+  whatever the claim's modifiers or the notes say (an appended 59/25 is an unbundling attempt).
+- ``b``  indicator 1, a bypass modifier on the claim, and the notes document a distinct
+  service (another site/lesion/interval, or a visit that managed a separate problem): appeal
+  ``modifier_bypass_documented`` (insurer).
+- ``a1m`` indicator 1 and a bypass modifier, but the notes show the same site/lesion/interval
+  or a visit that was only the pre-procedure assessment: the denial stands.
+- ``c``  indicator 1, distinct service documented, no modifier: the provider must send a
+  corrected claim (``missing_modifier``).
+- ``a1n`` indicator 1, no modifier, nothing distinct: the denial stands.
+- ``d``  no active edit (deleted or never listed): the insurer applied an edit that does not
+  exist, appeal ``no_active_edit`` whatever the modifiers or notes.
+
+Balance: every pair of consecutive seeds (2k, 2k+1) holds one scenario whose answer is an
+appeal and one whose answer is not (which is which comes from a SHA-256 of k), so
+``resolution_type``/``responsible_party``/``appeal_reason`` are never above 50% modal on a split
+of whole seed pairs; the branch shares inside each half keep the modifiers on the claim, the
+family and the codes from predicting the outcome much better than the modal class.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import random
 import string
-from dataclasses import dataclass
 from typing import Any
 
+from ...splits import split_of
 from ..common import (
     INSURERS,
     PRACTICES,
@@ -47,17 +65,26 @@ from ..common import (
     rarc_text,
     regulation,
 )
+from . import catalog as cat
 
-BRANCHES = ("a", "b", "c", "d")
+TASK = "abductive_conflict"
+BRANCHES = ("a0", "b", "a1m", "c", "a1n", "d")
 FINDINGS = ("legitimate_denial", "modifier_bypass_ignored", "missing_modifier",
             "no_active_edit")
 APPEAL_REASONS = ("modifier_bypass_documented", "no_active_edit", "medical_necessity")
 OUTCOME = {  # branch -> (finding, responsible_party, resolution_type, appeal_reason)
-    "a": ("legitimate_denial", "none", "no_action", "none"),
+    "a0": ("legitimate_denial", "none", "no_action", "none"),
+    "a1m": ("legitimate_denial", "none", "no_action", "none"),
+    "a1n": ("legitimate_denial", "none", "no_action", "none"),
     "b": ("modifier_bypass_ignored", "insurer", "appeal", "modifier_bypass_documented"),
     "c": ("missing_modifier", "provider", "corrected_claim_request", "none"),
     "d": ("no_active_edit", "insurer", "appeal", "no_active_edit"),
 }
+# branch shares inside each half (appeal / no appeal), in per mille
+APPEAL_SIDE = (("b", 360), ("d", 640))
+OTHER_SIDE = (("c", 360), ("a0", 160), ("a1m", 240), ("a1n", 240))
+STATUS = {"a0": "0", "b": "1", "a1m": "1", "c": "1", "a1n": "1", "d": "none"}
+FAMILY_WEIGHTS = (("em", 45), ("proc", 22), ("apart", 13), ("therapy", 20))
 DENIALS = (("97", "M15"), ("97", "N19"), ("97", "N20"), ("236", "N20"), ("236", "M15"))
 MARKUPS = (150, 175, 200, 225, 250, 300)  # chargemaster as % of the MPFS fee
 DEDUCTIBLE_MET_PCT = (0, 30, 60, 100)
@@ -66,221 +93,46 @@ PT_PRACTICES = ("Keystone Physical Therapy", "Motion Rehab & Physical Therapy",
 CODE_CHARS = string.ascii_uppercase + string.digits
 PLAN_MONEY = ("deductible", "copay_primary_care", "copay_specialist", "copay_urgent_care",
               "copay_emergency", "oop_max")
-
-
-@dataclass(frozen=True)
-class PairStory:
-    """Two codes billed the same day and what the provider documented about them.
-
-    ``mods`` are (paid-line, denied-line) modifier options: for an indicator-1 pair the
-    NCCI-associated bypass, for an indicator-0 pair the modifier a provider appends trying
-    to defeat the edit, for a pair without an edit whatever the practice habitually adds."""
-
-    paid: str
-    denied: str
-    specialty: str
-    dx_paid: str
-    dx_denied: str
-    paid_lay: str
-    denied_lay: str
-    note_paid: str
-    note_denied: str
-    distinct: str
-    mods: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
-    base_mods: tuple[str, ...] = ()
-
-
-def _s(paid: str, denied: str, specialty: str, dx: tuple[str, str], lay: tuple[str, str],
-       notes: tuple[str, str, str], mods: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...],
-       base: tuple[str, ...] = ()) -> PairStory:
-    return PairStory(paid, denied, specialty, dx[0], dx[1], lay[0], lay[1], notes[0], notes[1],
-                     notes[2], mods, base)
-
-
-EM25 = (((), ("25",)),)
-XS = (((), ("XS",)), ((), ("59",)))
-M59 = (((), ("59",)),)
-MXS = (((), ("XS",)),)
-
-CATALOG: tuple[PairStory, ...] = (
-    # -- pairs the 2024 Q3 table lists with modifier indicator 0 --------------------------
-    _s("96372", "99211", "family medicine", ("D51.9", "I10"), ("B12 injection", "nurse visit"),
-       ("Nurse administered cyanocobalamin 1,000 mcg IM, left deltoid, for B12 deficiency "
-        "anemia; tolerated well.",
-        "Nurse visit the same morning: blood pressure recheck 138/86, home log reviewed; no "
-        "physician involvement.",
-        "The blood-pressure recheck was a separate reason for the visit, so the nurse visit "
-        "was billed with modifier 25."), (((), ("25",)),)),
-    _s("12002", "12001", "urgent care", ("S51.812A", "S61.411A"),
-       ("repair of the forearm cut", "repair of the hand cut"),
-       ("Simple repair of a 3.4 cm laceration of the left forearm, single-layer closure.",
-        "Simple repair of a 1.8 cm laceration of the right hand, single-layer closure.",
-        "Two separate wounds on different limbs, so the hand repair was billed separately "
-        "with modifier 59."), M59),
-    _s("11104", "11102", "dermatology", ("D48.5", "L98.9"), ("punch biopsy", "second biopsy"),
-       ("Punch biopsy (4 mm) of a changing pigmented lesion, upper back; sent to pathology.",
-        "Tangential (shave) biopsy of a scaly papule, right forearm; sent to pathology.",
-        "A separate lesion at a separate site, so the shave biopsy was billed with modifier "
-        "XS."), MXS),
-    _s("17111", "17110", "dermatology", ("B07.8", "B07.0"),
-       ("wart treatment on my hands", "wart treatment on my foot"),
-       ("Cryotherapy destruction of 16 common warts, both hands.",
-        "Cryotherapy destruction of 4 plantar warts, right foot.",
-        "The plantar warts are a separate anatomic site, billed with modifier XS."), MXS),
-    _s("94060", "94010", "family medicine", ("J45.909", "R06.2"),
-       ("breathing test with an inhaler", "breathing test"),
-       ("Spirometry before and after albuterol: FEV1 improved 14% after the bronchodilator.",
-        "Baseline spirometry earlier in the same visit for wheezing.",
-        "The baseline spirometry was a separate test, billed with modifier 59."), M59),
-    _s("20553", "20552", "family medicine", ("M79.18", "M62.838"),
-       ("trigger point injections", "more trigger point injections"),
-       ("Trigger point injections, both trapezius muscles and left levator scapulae "
-        "(3 muscles).",
-        "Trigger point injections, right rhomboid and right infraspinatus (2 muscles).",
-        "Different muscles, so the second group was billed with modifier 59."), M59),
-    _s("11721", "11720", "podiatry", ("B35.1", "L60.0"),
-       ("toenail care", "fingernail care"),
-       ("Debridement of 6 mycotic toenails, both feet.",
-        "Debridement of 2 thickened fingernails, left hand.",
-        "Fingernails and toenails are separate sites, billed with modifier 59."), M59),
-    _s("17004", "17000", "dermatology", ("L57.0", "L57.0"),
-       ("treatment of precancerous spots", "treatment of one more spot"),
-       ("Cryodestruction of 17 actinic keratoses, scalp and face.",
-        "Cryodestruction of 1 actinic keratosis, back of the left hand.",
-        "The hand lesion is a separate site, billed with modifier XS."), MXS),
-    _s("99407", "99406", "family medicine", ("F17.210", "F17.210"),
-       ("stop-smoking counseling", "second counseling session"),
-       ("Tobacco cessation counseling by the physician, 14 minutes; varenicline discussed.",
-        "Tobacco cessation counseling by the nurse, 5 minutes, quit-line information.",
-        "Counseling by two different staff members, so the second session was billed with "
-        "modifier 59."), M59),
-    # -- pairs with modifier indicator 1 ---------------------------------------------------
-    _s("20610", "99213", "family medicine", ("M17.11", "I10"), ("knee injection", "office visit"),
-       ("Corticosteroid injection, right knee, for primary osteoarthritis; consent obtained.",
-        "Established-patient office visit, low medical decision making.",
-        "Separately identifiable E/M: BP 162/98 on two readings with new headaches; essential "
-        "hypertension diagnosed, amlodipine 5 mg started, labs ordered, recheck in 4 weeks. "
-        "This is beyond the pre-injection assessment."), EM25),
-    _s("20610", "99214", "family medicine", ("M17.12", "E11.65"), ("knee injection",
-                                                                    "office visit"),
-       ("Corticosteroid injection, left knee, for primary osteoarthritis; consent obtained.",
-        "Established-patient office visit, moderate medical decision making.",
-        "Separately identifiable E/M: type 2 diabetes with hyperglycemia (A1c 9.1%); metformin "
-        "increased, glipizide added, foot exam done, retinal exam referral. Beyond the "
-        "pre-injection assessment."), EM25),
-    _s("96372", "99213", "family medicine", ("D51.9", "J01.90"), ("B12 injection",
-                                                                   "office visit"),
-       ("Cyanocobalamin 1,000 mcg IM for B12 deficiency anemia (scheduled monthly dose).",
-        "Established-patient office visit, low medical decision making.",
-        "Separately identifiable E/M: 9 days of facial pain and purulent nasal discharge; "
-        "acute sinusitis diagnosed, amoxicillin-clavulanate prescribed. Unrelated to the "
-        "scheduled injection."), EM25),
-    _s("96372", "99214", "family medicine", ("D51.9", "K21.9"), ("B12 injection",
-                                                                  "office visit"),
-       ("Cyanocobalamin 1,000 mcg IM for B12 deficiency anemia (scheduled monthly dose).",
-        "Established-patient office visit, moderate medical decision making.",
-        "Separately identifiable E/M: worsening reflux with night symptoms; PPI changed, "
-        "diet plan, red-flag review. Unrelated to the scheduled injection."), EM25),
-    _s("90471", "99213", "family medicine", ("Z23", "E78.5"), ("flu shot", "office visit"),
-       ("Influenza vaccine administered IM by the nurse (vaccine supplied by the practice).",
-        "Established-patient office visit, low medical decision making.",
-        "Separately identifiable E/M: hyperlipidemia follow-up, lipid panel reviewed (LDL "
-        "168), atorvastatin started, recheck in 6 weeks."), EM25),
-    _s("17110", "99213", "family medicine", ("B07.8", "K21.9"), ("wart treatment",
-                                                                  "office visit"),
-       ("Cryotherapy destruction of 3 common warts, left hand.",
-        "Established-patient office visit, low medical decision making.",
-        "Separately identifiable E/M: 6 weeks of heartburn and regurgitation; GERD diagnosed, "
-        "omeprazole started, lifestyle counseling."), EM25),
-    _s("11102", "99213", "family medicine", ("D48.5", "I10"), ("skin biopsy", "office visit"),
-       ("Tangential biopsy of a changing lesion, left shoulder; sent to pathology.",
-        "Established-patient office visit, low medical decision making.",
-        "Separately identifiable E/M: hypertension follow-up, home readings reviewed, "
-        "lisinopril increased to 20 mg."), EM25),
-    _s("69210", "99213", "family medicine", ("H61.21", "J01.90"), ("earwax removal",
-                                                                    "office visit"),
-       ("Removal of impacted cerumen, right ear, with a curette under direct visualization.",
-        "Established-patient office visit, low medical decision making.",
-        "Separately identifiable E/M: sinus pressure and fever for 10 days; acute sinusitis "
-        "diagnosed, antibiotic prescribed."), EM25),
-    _s("17110", "11102", "dermatology", ("B07.0", "D48.5"), ("wart treatment", "skin biopsy"),
-       ("Cryotherapy destruction of 2 plantar warts, right foot.",
-        "Tangential biopsy of an irregular pigmented lesion, mid back; sent to pathology.",
-        "The biopsied lesion (mid back) is a different lesion at a different anatomic site "
-        "from the treated warts (right foot)."), XS),
-    _s("11102", "17000", "dermatology", ("D48.5", "L57.0"), ("skin biopsy",
-                                                              "precancer treatment"),
-       ("Tangential biopsy of a changing lesion, right cheek; sent to pathology.",
-        "Cryodestruction of 1 actinic keratosis, left forearm.",
-        "The treated actinic keratosis (left forearm) is a separate lesion from the biopsied "
-        "lesion (right cheek)."), XS),
-    _s("20611", "20610", "orthopedics", ("M19.011", "M17.12"),
-       ("ultrasound-guided shoulder injection", "knee injection"),
-       ("Ultrasound-guided corticosteroid injection, right shoulder joint; images recorded.",
-        "Corticosteroid injection without imaging, left knee.",
-        "Two different joints were injected: the right shoulder (with ultrasound) and the "
-        "left knee (without)."), ((("RT",), ("LT",)),)),
-    _s("69210", "69209", "family medicine", ("H61.21", "H61.22"),
-       ("earwax removal", "ear flushing"),
-       ("Removal of impacted cerumen with a curette, right ear.",
-        "Removal of impacted cerumen by irrigation, left ear.",
-        "Each ear was treated once: instruments on the right, irrigation on the left."),
-       ((("RT",), ("LT",)),)),
-    # -- pairs without an active edit (deleted, or never listed) ---------------------------
-    _s("97140", "97530", "physical therapy", ("M54.50", "M62.838"),
-       ("manual therapy", "therapeutic activities"),
-       ("Manual therapy, lumbar soft-tissue mobilization, 15 minutes.",
-        "Therapeutic activities, lifting mechanics and functional training, 15 minutes.",
-        "The two services were performed in separate, non-overlapping time intervals."),
-       (((), ()), ((), ("59",))), ("GP",)),
-    _s("97110", "97140", "physical therapy", ("M54.50", "M54.50"),
-       ("therapeutic exercise", "manual therapy"),
-       ("Therapeutic exercise, core stabilization program, 15 minutes.",
-        "Manual therapy, thoracolumbar joint mobilization, 15 minutes.",
-        "The two services were performed in separate, non-overlapping time intervals."),
-       (((), ()), ((), ("59",))), ("GP",)),
-    _s("99213", "93000", "family medicine", ("R00.2", "R00.2"), ("office visit", "EKG"),
-       ("Established-patient office visit for intermittent palpitations; exam and medication "
-        "review.",
-        "12-lead EKG with interpretation and report: sinus rhythm, occasional PVCs.",
-        "The EKG was ordered, performed and interpreted during the visit."),
-       (((), ()), (("25",), ()))),
-    _s("99214", "93000", "family medicine", ("R07.9", "R07.9"), ("office visit", "EKG"),
-       ("Established-patient office visit for chest pain; moderate medical decision making.",
-        "12-lead EKG with interpretation and report: no acute ST changes.",
-        "The EKG was ordered, performed and interpreted during the visit."),
-       (((), ()), (("25",), ()))),
-    _s("99213", "96127", "family medicine", ("F41.1", "F41.1"),
-       ("office visit", "anxiety questionnaire"),
-       ("Established-patient office visit for anxiety follow-up; sertraline adjusted.",
-        "GAD-7 standardized instrument administered and scored (score 14).",
-        "The questionnaire was a separately scored standardized instrument."),
-       (((), ()), ((), ("59",)))),
-    _s("99213", "99406", "family medicine", ("I10", "F17.210"),
-       ("office visit", "stop-smoking counseling"),
-       ("Established-patient office visit for hypertension; amlodipine continued.",
-        "Tobacco cessation counseling, 7 minutes, separate from the blood-pressure "
-        "management.",
-        "The counseling time was separate from the blood-pressure visit."),
-       (((), ()), (("25",), ()))),
-)
+PRICED_GLOBALS = ("000", "010", "XXX")  # no add-on (ZZZ) or major-surgery global codes
+SPLIT_NAMES = ("train", "dev", "test")
 
 COMPLAINTS = (
-    "My insurance statement for claim {claim} says the {denied} from my {dos} visit was "
-    "'bundled' and they paid nothing for it. {provider} says the insurance company got it "
-    "wrong. I don't know who to believe or whether I'll end up owing ${billed}.",
+    "My insurance statement for claim {claim} says the {denied} ({denied_code}) from my {dos} "
+    "visit was 'bundled' and they paid nothing for it. {provider} says the insurance company "
+    "got it wrong. I don't know who to believe or whether I'll end up owing ${billed}.",
     "I got an explanation of benefits for claim {claim} showing ${billed} denied for the "
-    "{denied} on {dos}. It says it was included in another service. Is that right? Am I "
-    "going to be billed for it?",
-    "Claim {claim}: my insurer paid for the {paid} but denied the {denied} from {dos} as "
-    "bundled. The doctor's office told me to call the insurer and the insurer told me to "
-    "call the doctor's office. Can someone sort this out?",
-    "The {denied} I had on {dos} was denied on claim {claim} with a code saying it is not "
-    "paid separately. {provider} says it was a separate service. I can't afford another "
-    "${billed} bill.",
+    "{denied} ({denied_code}) on {dos}. It says it was included in another service. Is that "
+    "right? Am I going to be billed for it?",
+    "Claim {claim}: my insurer paid for the {paid} ({paid_code}) but denied the {denied} "
+    "({denied_code}) from {dos} as bundled. The doctor's office told me to call the insurer "
+    "and the insurer told me to call the doctor's office. Can someone sort this out?",
+    "The {denied} ({denied_code}) I had on {dos} was denied on claim {claim} with a code "
+    "saying it is not paid separately. {provider} says it was a separate service. I can't "
+    "afford another ${billed} bill.",
+    "Why did {insurer} refuse to pay for the {denied} ({denied_code}) on claim {claim}? "
+    "I had it done on {dos} together with the {paid} ({paid_code}), and now the statement "
+    "shows ${billed} held. Do I owe this?",
 )
 
 
+def _sha(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()
+
+
+def appeal_half(seed: int) -> bool:
+    """Whether ``seed``'s answer is an appeal: exactly one seed of each pair (2k, 2k+1) is,
+    and which one is fixed by a SHA-256 of k (never Python's salted ``hash``)."""
+    return bool((seed & 1) ^ (_sha(f"{TASK}:half:{seed >> 1}")[0] & 1))
+
+
+def pair_split(index: int) -> str:
+    """The split of the pair ranked ``index`` (by SHA-256 of the pair) in its pool: the
+    first two go to test and dev so that every pool reaches both, then 6 of every 8 to
+    train, one to dev, one to test."""
+    if index < 2:
+        return ("test", "dev")[index]
+    r = (index - 2) % 8
+    return "dev" if r == 6 else "test" if r == 7 else "train"
 # -- bundle-derived data, cached per reference bundle ------------------------------------
 _CACHE: dict[Any, dict[str, Any]] = {}
 
@@ -343,6 +195,9 @@ class _Memo:
     def icd10cm(self, code: str) -> Any:
         return self._get("icd10cm", code)
 
+    def table(self, name: str) -> Any:
+        return self._ref.table(name)
+
     def plans(self) -> Any:
         return self._get("plans")
 
@@ -354,38 +209,139 @@ class _Memo:
         return self._get("ncci_edits", column_1, column_2, active_only=active_only)
 
 
+
+
+def _scan_ptp(ref: Any, codes: list[str]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Every PtP row (active or deleted) between two of ``codes``: one vectorized pass over
+    the table's two code columns, then only the matching rows are converted."""
+    table = ref.table("ncci_ptp")
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = pa.array(sorted(codes))
+    mask = pc.and_(pc.is_in(table["column_1"], value_set=values),
+                   pc.is_in(table["column_2"], value_set=values))
+    rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in table.filter(mask).to_pylist():
+        rows.setdefault((r["column_1"], r["column_2"]), []).append(r)
+    return rows
+
+
+def _classify(rows: dict[tuple[str, str], list[dict[str, Any]]], a: str, b: str
+              ) -> tuple[str, str, str] | None:
+    """(column 1, column 2, status) for the unordered pair {a, b}: status "0"/"1" for an
+    active edit (column order as the table has it), "none" when the pair has only deleted
+    edits or was never listed (column order from the pair's hash). None for an active edit
+    with indicator 9."""
+    for c1, c2 in ((a, b), (b, a)):
+        active = [r for r in rows.get((c1, c2), []) if r["deletion_date"] is None]
+        if active:
+            ind = active[-1]["modifier_indicator"]
+            return (c1, c2, ind) if ind in ("0", "1") else None
+    return _none_order(a, b)
+
+
+def _none_order(a: str, b: str) -> tuple[str, str, str]:
+    """Without an active edit the insurer's system made one up: which line it denied. An
+    office visit is denied in about 70% of such pairs (as with real E/M edits), otherwise
+    the order follows the pair's hash."""
+    lo, hi = sorted((a, b))
+    h = _sha(f"{TASK}:order:{lo}/{hi}")[0]
+    em = [c for c in (lo, hi) if c.startswith("992")]
+    if len(em) == 1:
+        other = hi if em[0] == lo else lo
+        return (other, em[0], "none") if h < 180 else (em[0], other, "none")
+    return (lo, hi, "none") if h & 1 else (hi, lo, "none")
+
+
+def _usable(ref: Any, code: str) -> bool:
+    row = ref.rvu(code)
+    return (row is not None and row["status"] == "A" and not row["nonfac_na"]
+            and row["global_days"] in PRICED_GLOBALS)
+
+
+def _proc_pair_ok(a: str, b: str) -> bool:
+    """Two procedures that can be done at one site (or one lesion) the same day, so that
+    both a distinct and a same-site story exist; never two biopsies (a second lesion takes
+    add-on 11103/11105) nor two different lesion types destroyed "on one lesion"."""
+    pa_, pb = cat.PROCS[a], cat.PROCS[b]
+    if "nerve" in (pa_.kind, pb.kind):
+        return pa_.kind != pb.kind
+    if frozenset((pa_.kind, pb.kind)) not in cat.SAME_SITE_KINDS:
+        return False
+    roles = frozenset((pa_.role, pb.role))
+    if roles not in cat.SAME_LESION_ROLES:
+        return False
+    if roles == frozenset(("destroy",)) and pa_.dx != pb.dx:
+        return False
+    return not (pa_.role == pb.role == "inject" and pa_.kind != pb.kind)
+
+
+def _family_pairs(ref: Any) -> dict[str, list[tuple[str, str]]]:
+    """Candidate unordered pairs per family (codes priced in the office, not add-ons)."""
+    em_services = [c for c in sorted(cat.SERVICES) if _usable(ref, c)]
+    em = [(s, e) for s in em_services for e in (*cat.EM_LEVELS, "99211") if _usable(ref, e)]
+    procs = [c for c in sorted(cat.PROCS) if _usable(ref, c)]
+    proc = [(a, b) for i, a in enumerate(procs) for b in procs[i + 1:] if _proc_pair_ok(a, b)]
+    # two procedures on unrelated body areas (a knee injection and an earwax removal):
+    # always at different sites, so they serve the branches where the notes document a
+    # distinct service or do not matter
+    apart = [(a, b) for i, a in enumerate(procs) for b in procs[i + 1:]
+             if "nerve" not in (cat.PROCS[a].kind, cat.PROCS[b].kind)
+             and frozenset((cat.PROCS[a].kind, cat.PROCS[b].kind)) not in cat.SAME_SITE_KINDS
+             and not (cat.PROCS[a].role == cat.PROCS[b].role == "biopsy")]
+    ther = [c for c in sorted(cat.THERAPY) if _usable(ref, c)]
+    therapy = [(a, b) for i, a in enumerate(ther) for b in ther[i + 1:]]
+    return {"em": em, "proc": proc, "apart": apart, "therapy": therapy}
+
+
+def _build_pools(ref: Any) -> dict[str, dict[str, dict[str, list[tuple[str, str]]]]]:
+    """pools[split][family][status] -> [(column 1, column 2)], from the bundle's PtP table."""
+    for dx in cat.ALL_DX:  # fail loudly if a catalog diagnosis is not billable here
+        node = ref.icd10cm(dx)
+        if node is None or not node["billable"]:
+            raise ValueError(f"catalog diagnosis {dx} is not a billable ICD-10-CM code")
+    fams = _family_pairs(ref)
+    rows = _scan_ptp(ref, sorted({c for pairs in fams.values() for p in pairs for c in p}))
+    pools: dict[str, dict[str, dict[str, list[tuple[str, str]]]]] = {
+        s: {f: {"0": [], "1": [], "none": []} for f in fams} for s in SPLIT_NAMES}
+    for fam, pairs in fams.items():
+        by_status: dict[str, list[tuple[str, str]]] = {"0": [], "1": [], "none": []}
+        for a, b in pairs:
+            got = _classify(rows, a, b)
+            if got is None:
+                continue
+            c1, c2, status = got
+            if fam == "em":
+                em = c1 if c1.startswith("992") else c2
+                # a nurse visit (99211) only in the indicator-0 edits it really has;
+                # separately identifiable visits need a level with problems to manage
+                if em == "99211" and status != "0":
+                    continue
+            by_status[status].append((c1, c2))
+        for status, found in by_status.items():
+            found.sort(key=lambda p: _sha(f"{TASK}:pair:{p[0]}/{p[1]}"))
+            for i, pair in enumerate(found):
+                pools[pair_split(i)][fam][status].append(pair)
+    return pools
+
+
 def _derived(ref: Any) -> dict[str, Any]:
-    """Pools of catalog pairs by branch, classified by the bundle's NCCI table, and the
-    memoizing view every later lookup goes through (once per bundle content per process:
-    about 30 edit lookups, so compiling stays in the microseconds)."""
+    """Pools of PtP pairs by split, family and status, and the memoizing view every later
+    lookup goes through (once per bundle content per process)."""
     key = _bundle_key(ref)
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    ref = _Memo(ref)
-    pools: dict[str, list[tuple[PairStory, dict[str, Any] | None]]] = {"0": [], "1": [],
-                                                                          "none": []}
-    for story in CATALOG:
-        for code in (story.paid, story.denied):
-            row = ref.rvu(code)
-            if row is None or row["status"] != "A" or row["nonfac_na"]:
-                break
-        else:
-            if not all(ref.icd10cm(dx) and ref.icd10cm(dx)["billable"]
-                       for dx in (story.dx_paid, story.dx_denied)):
-                continue
-            edit = ref.ncci_edit(story.paid, story.denied)
-            reverse = ref.ncci_edit(story.denied, story.paid)
-            if edit is None and reverse is None:
-                pools["none"].append((story, None))
-            elif edit is not None and edit["modifier_indicator"] in ("0", "1"):
-                pools[edit["modifier_indicator"]].append((story, edit))
+    memo = _Memo(ref)
+    pools = _build_pools(memo)
     for code, rarc in DENIALS:  # fail loudly if a denial code was stopped in this bundle
-        carc_text(ref, code)
-        rarc_text(ref, rarc)
-    data = {"pools": pools, "fees": {}, "refs": {}, "texts": {}, "memo": ref}
+        carc_text(memo, code)
+        rarc_text(memo, rarc)
+    data = {"pools": pools, "fees": {}, "refs": {}, "texts": {}, "memo": memo}
     _CACHE[key] = data
     return data
+
 
 
 def _fee(ref: Any, data: dict[str, Any], code: str, loc: dict[str, Any]) -> int:
@@ -475,34 +431,264 @@ def billed_cents(fee: int, markup_pct: int) -> int:
     return -(-pct_of(fee, markup_pct) // 100) * 100
 
 
+
+
+# -- stories ----------------------------------------------------------------------------------
+DISTINCT_LINKS = ("also addressed:", "in addition,", "second concern today:", "separately,",
+                  "also discussed:")
+NOTED_LINKS = ("also addressed:", "in addition,", "also discussed:", "separately,",
+               "history reviewed:")
+NOTED_TAILS = ("stable, current treatment continued without change",
+               "no new symptoms; managed by the treating specialist, nothing changed today",
+               "reviewed in passing, no change to the plan",
+               "unchanged since the last visit; no medication change")
+PRE_PROCEDURE = ("focused history and exam of that problem, prior treatment reviewed, options "
+                 "discussed and the {lay} chosen",
+                 "examined; findings as expected for the problem, decision made to proceed "
+                 "with the {lay} today",
+                 "assessment of that problem and of the response to earlier treatment before "
+                 "the {lay}, consent obtained")
+SITES: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "skin": tuple((n, "", dx) for n, dx in cat.SKIN_SITES),
+    "wound": tuple((n, "", dx) for n, dx in cat.SKIN_SITES),
+    "face": tuple((n, "", dx) for n, dx in cat.FACE_SITES),
+    "major_joint": cat.MAJOR_JOINTS, "mid_joint": cat.MID_JOINTS,
+    "small_joint": cat.SMALL_JOINTS, "tendon_sheath": cat.TENDON_SHEATHS,
+    "tendon_origin": cat.TENDON_ORIGINS, "carpal": cat.CARPAL, "ear": cat.EARS,
+    "toe": cat.TOES, "nerve": cat.NERVE_SITES,
+}
+SPECIALTY = {"skin": "dermatology", "wound": "urgent care", "face": "urgent care",
+             "major_joint": "orthopedics", "mid_joint": "orthopedics",
+             "small_joint": "orthopedics", "tendon_sheath": "orthopedics",
+             "tendon_origin": "sports medicine", "carpal": "orthopedics",
+             "muscle": "sports medicine", "ear": "family medicine", "toe": "podiatry",
+             "nerve": "pain medicine"}
+THERAPY_REGIONS = (("lumbar spine", "M54.50"), ("right knee", "M25.561"),
+                   ("left shoulder", "M75.42"), ("cervical spine", "M54.2"),
+                   ("both legs (generalized weakness)", "M62.81"),
+                   ("gait and balance", "R26.89"))
+
+
+class _Dx:
+    """The claim's diagnosis list in pointer order (A, B, ...)."""
+
+    def __init__(self) -> None:
+        self.codes: list[str] = []
+
+    def ptr(self, dx: str) -> str:
+        if dx not in self.codes:
+            self.codes.append(dx)
+        return "ABCDEFGHIJKL"[self.codes.index(dx)]
+
+
+def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Random
+              ) -> dict[str, Any]:
+    """An office visit and a same-day service. Distinct: the visit also managed a separate
+    problem (its own assessment and plan, at the E/M level that problem supports). Not
+    distinct: the visit was the evaluation that led to the service (perhaps noting a
+    condition it did not manage)."""
+    em = paid if paid.startswith("992") else denied
+    s = denied if em == paid else paid
+    svc = cat.SERVICES[s]
+    site, _side, site_dx = rng.choice(svc.sites) if svc.sites else ("", "", "")
+    s_dx = svc.dx or site_dx
+    reason = svc.reason.format(site=site)
+    dx = _Dx()
+    s_ptr = dx.ptr(s_dx)
+    pre = rng.choice(PRE_PROCEDURE).format(lay=svc.lay)
+    hist = rng.choice(cat.HISTORY)
+    if distinct:
+        prob = rng.choice([p for p in cat.PROBLEMS if p.level == em and p.dx != s_dx])
+        em_note = (f"{cat.EM_TEXT[em]}: seen for {reason}; {pre}; "
+                   f"{rng.choice(DISTINCT_LINKS)} {prob.text}.")
+        em_ptr = [dx.ptr(prob.dx)] if rng.random() < 0.75 else [s_ptr, dx.ptr(prob.dx)]
+        if rng.random() < 0.4:
+            em_note += f" History: {hist[1]}."
+    else:
+        em_note = f"{cat.EM_TEXT[em]}: seen for {reason}; {pre}."
+        em_ptr = [s_ptr]
+        if rng.random() < 0.8:
+            em_note += (f" {rng.choice(NOTED_LINKS).capitalize()} {hist[1]}, "
+                        f"{rng.choice(NOTED_TAILS)}.")
+            if rng.random() < 0.75:
+                em_ptr = [dx.ptr(hist[0])]
+    s_note = svc.text.format(site=site) + "; done at this visit."
+    lay_em = "nurse visit" if em == "99211" else "office visit"
+    return {"specialty": "family medicine", "dxs": dx.codes,
+            "lines": {em: {"mods": ["25"] if mod else [], "ptr": em_ptr},
+                      s: {"mods": [], "ptr": [s_ptr]}},
+            "notes": {em: em_note[0].upper() + em_note[1:], s: s_note[0].upper() + s_note[1:]},
+            "lay": {em: lay_em, s: svc.lay}}
+
+
+def _measure(code: str, pair: tuple[str, str], rng: random.Random,
+             taken: float = 0) -> dict[str, Any]:
+    """Size (cm) and count for a procedure, inside its code's range; for a pair defined by
+    a total (two repairs of one class, two nail counts) the parts add up inside the paid
+    code's range, so the paid code alone is the correct coding."""
+    paid, denied = pair
+    total = cat.TOTALS.get(pair)
+    out: dict[str, Any] = {}
+    for key, table in (("size", cat.SIZES), ("n", cat.COUNTS)):
+        if code not in table:
+            continue
+        lo, hi = table[code]
+        if total is not None:
+            hi = min(hi, total - table[denied][0]) if code == paid else min(hi, total - taken)
+        if key == "size":
+            out[key] = round(lo + rng.randrange(int(round((hi - lo) * 10)) + 1) / 10, 1)
+        else:
+            out[key] = rng.randint(lo, int(hi))
+    return out
+
+
+def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Random
+                ) -> dict[str, Any]:
+    """Two procedures. Distinct: another site, side, lesion or muscle group. Not distinct:
+    the same site (a biopsy of the lesion then destroyed or excised, the wound of a biopsy or
+    excision closed, the same joint or ear treated twice, the block that anesthetized the
+    other procedure)."""
+    p = {paid: cat.PROCS[paid], denied: cat.PROCS[denied]}
+    # the site-bearing code first: a repair or a nerve block follows the other procedure
+    order = sorted((paid, denied), key=lambda c: (p[c].kind in ("nerve", "wound"), c != paid))
+    first, second = order
+    meas = {paid: _measure(paid, (paid, denied), rng)}
+    meas[denied] = _measure(denied, (paid, denied), rng,
+                            meas[paid].get("size", meas[paid].get("n", 0)))
+    sites: dict[str, str] = {}
+    sides: dict[str, str] = {}
+    dxs: dict[str, str] = {}
+    if p[first].kind == "muscle":
+        pool = list(cat.MUSCLES)
+        rng.shuffle(pool)
+        n1 = meas[first].get("n", 1)
+        sites[first] = ", ".join(sorted(pool[:n1]))
+        if p[second].kind == "muscle":
+            n2 = meas[second].get("n", 1)
+            chosen = pool[n1:n1 + n2] if distinct else pool[:n2]
+            sites[second] = ", ".join(sorted(chosen))
+        elif distinct:
+            sites[second], sides[second], dxs[second] = rng.choice(SITES[p[second].kind])
+        else:
+            sites[second] = "the same muscles"
+    else:
+        sites[first], sides[first], site_dx = rng.choice(SITES[p[first].kind])
+        dxs[first] = site_dx
+        kind2 = p[second].kind
+        if kind2 == "muscle":  # trigger points away from the other procedure's site
+            muscles = list(cat.MUSCLES)
+            rng.shuffle(muscles)
+            sites[second] = ", ".join(sorted(muscles[:meas[second].get("n", 1)]))
+        elif distinct:
+            options = [s for s in SITES[kind2] if s[0] != sites[first]]
+            sites[second], sides[second], dxs[second] = rng.choice(options)
+        else:
+            sites[second], sides[second] = sites[first], sides[first]
+            same = [s for s in SITES[kind2] if s[0] == sites[first]]
+            dxs[second] = same[0][2] if same and kind2 not in ("wound", "face") else ""
+    dx = _Dx()
+    lines: dict[str, Any] = {}
+    notes: dict[str, str] = {}
+    for code in order:
+        proc = p[code]
+        d = rng.choice(proc.dx) if proc.dx else dxs.get(code, "")
+        if not d:  # a repair or block at the other procedure's site treats what it treated
+            other = order[0] if code == order[1] else order[1]
+            d = lines[other]["dx"] if other in lines else "M79.2"
+        n = meas[code].get("n", 1)
+        text = proc.text.format(site=sites[code], size=meas[code].get("size", ""), n=n)
+        notes[code] = text[0].upper() + text[1:] + "."
+        lines[code] = {"dx": d, "mods": []}
+    for code in (paid, denied):
+        lines[code]["ptr"] = [dx.ptr(lines[code]["dx"])]
+    if mod:
+        s1, s2 = sides.get(paid, ""), sides.get(denied, "")
+        if distinct and s1 and s2 and s1 != s2 and rng.random() < 0.35:
+            lines[paid]["mods"], lines[denied]["mods"] = [s1], [s2]
+        else:
+            lines[denied]["mods"] = [rng.choice(("XS", "59"))]
+    return {"specialty": SPECIALTY[p[first].kind], "dxs": dx.codes,
+            "lines": {c: {"mods": v["mods"], "ptr": v["ptr"]} for c, v in lines.items()},
+            "notes": notes, "lay": {paid: p[paid].lay, denied: p[denied].lay}}
+
+
+def _clock(minutes: int) -> str:
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Random
+                   ) -> dict[str, Any]:
+    """Two therapy services in one session. Distinct: separate, non-overlapping time
+    intervals. Not distinct: the denied service was done inside the paid one's time."""
+    r1 = rng.choice(THERAPY_REGIONS)
+    r2 = r1 if rng.random() < 0.65 else rng.choice([r for r in THERAPY_REGIONS if r != r1])
+    m1, m2 = cat.THERAPY[paid][2], cat.THERAPY[denied][2]
+    t1 = 8 * 60 + 5 * rng.randrange(20)
+    if distinct:
+        gap = 5 * rng.randrange(3)
+        t2 = t1 + m1 + gap if rng.random() < 0.5 else t1 - m2 - gap
+    else:
+        t2 = t1 + 5 * rng.randrange(max(1, m1 // 5))
+    dx = _Dx()
+    notes, lines = {}, {}
+    for code, t, m, region in ((paid, t1, m1, r1), (denied, t2, m2, r2)):
+        notes[code] = (f"{cat.THERAPY[code][1][0].upper()}{cat.THERAPY[code][1][1:]}, "
+                       f"{_clock(t)}–{_clock(t + m)} ({m} min), {region[0]}.")
+        lines[code] = {"mods": ["GP"], "ptr": [dx.ptr(region[1])]}
+    if mod:
+        lines[denied]["mods"].append(rng.choice(("59", "XU")))
+    return {"specialty": "physical therapy", "dxs": dx.codes, "lines": lines, "notes": notes,
+            "lay": {paid: cat.THERAPY[paid][0], denied: cat.THERAPY[denied][0]}}
+
+
+STORIES = {"em": _story_em, "proc": _story_proc, "apart": _story_proc,
+           "therapy": _story_therapy}
+
+
+def _weighted(rng: random.Random, options: tuple[tuple[str, int], ...]) -> str:
+    total = sum(w for _, w in options)
+    x = rng.randrange(total)
+    for name, w in options:
+        if x < w:
+            return name
+        x -= w
+    raise AssertionError("unreachable")
+
+
 # -- the generator -------------------------------------------------------------------------
 def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
-    """One scenario: branch and pair from the rng, indicator and amounts from the bundle."""
+    """One scenario: the half (appeal or not) from the seed pair, branch, family and pair from
+    the rng within the seed's split, indicator and amounts from the bundle."""
     data = _derived(ref)
     ref = data["memo"]
-    pools = data["pools"]
-    branch = rng.choice(BRANCHES)
-    pool = {"a": pools["0"], "b": pools["1"], "c": pools["1"], "d": pools["none"]}[branch]
-    story, edit = rng.choice(pool)
-    if branch == "a":
-        mods = rng.choice(story.mods) if rng.random() < 0.5 else ((), ())
-    elif branch == "c":
-        mods = ((), ())
-    else:
-        mods = rng.choice(story.mods)
-    paid_mods = [*story.base_mods, *mods[0]]
-    denied_mods = [*story.base_mods, *mods[1]]
+    split = split_of(seed, TASK) or "train"
+    pools = data["pools"][split]
+    branch = _weighted(rng, APPEAL_SIDE if appeal_half(seed) else OTHER_SIDE)
+    status = STATUS[branch]
+    same_site = branch in ("a1m", "a1n")  # the notes must be able to show one site
+    family = _weighted(rng, tuple((f, w) for f, w in FAMILY_WEIGHTS
+                                  if pools[f][status] and not (same_site and f == "apart")))
+    paid, denied = rng.choice(pools[family][status])
+    distinct = {"b": True, "c": True, "a1m": False, "a1n": False}.get(branch)
+    if distinct is None:
+        distinct = family == "apart" or rng.random() < 0.5
+    mod = {"b": True, "a1m": True, "c": False, "a1n": False}.get(branch)
+    if mod is None:
+        mod = rng.random() < 0.5
+    story = STORIES[family](paid, denied, distinct, mod, rng)
+    paid_mods = list(story["lines"][paid]["mods"])
+    denied_mods = list(story["lines"][denied]["mods"])
 
     loc = pick_locality(rng, ref)
     plan = _plan(ref, data, rng)
     insurer = rng.choice(INSURERS)
-    practice = rng.choice(PT_PRACTICES if story.specialty == "physical therapy" else PRACTICES)
+    practice = rng.choice(PT_PRACTICES if family == "therapy" else PRACTICES)
     patient = person(rng)
     case_id = f"CLR-{seed}-{''.join(rng.choice(CODE_CHARS) for _ in range(4))}"
     claim_id = ident(rng, "CLM", 8)
     plan_id = ident(rng, "PLN", 6)
     account = ident(rng, "ACCT", 7)
-    provider = {"name": practice, "npi": npi(rng), "specialty": story.specialty}
+    provider = {"name": practice, "npi": npi(rng), "specialty": story["specialty"]}
     carc, rarc = rng.choice(DENIALS)
     markup = rng.choice(MARKUPS)
     emotional = rng.choice(("frustrated", "distressed"))
@@ -514,43 +700,38 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     processed = submitted + dt.timedelta(days=rng.randrange(10, 29))
     today = processed + dt.timedelta(days=rng.randrange(12, 90))
 
-    fee_paid = _fee(ref, data, story.paid, loc)
-    fee_denied = _fee(ref, data, story.denied, loc)
+    fee_paid = _fee(ref, data, paid, loc)
+    fee_denied = _fee(ref, data, denied, loc)
     billed_paid = billed_cents(fee_paid, markup)
     billed_denied = billed_cents(fee_denied, markup)
 
     # an older, unrelated, fully processed office visit: the distractor, and what it put
     # toward this year's deductible and out-of-pocket maximum
-    has_distractor = rng.random() < 0.8
-    prior: dict[str, Any] | None = None
-    met_before = oop_before = 0
-    if has_distractor:
-        prior_code = rng.choice(("99212", "99213"))
-        prior_dos = dt.date(2026, 1, 5) + dt.timedelta(days=rng.randrange(30))
-        prior_fee = _fee(ref, data, prior_code, loc)
-        prior_share = patient_share(prior_code, prior_fee, plan, plan["deductible"],
-                                    plan["oop_max"])
-        prior = {"code": prior_code, "dos": prior_dos, "fee": prior_fee,
-                 "billed": billed_cents(prior_fee, markup), "share": prior_share,
-                 "claim_id": ident(rng, "CLM", 8), "eob_id": ident(rng, "EOB", 7),
-                 "processed": prior_dos + dt.timedelta(days=rng.randrange(10, 25))}
-        met_before = prior_share["deductible"]
-        oop_before = prior_share["patient"]
+    prior_code = rng.choice(("99212", "99213"))
+    prior_dos = dt.date(2026, 1, 5) + dt.timedelta(days=rng.randrange(30))
+    prior_fee = _fee(ref, data, prior_code, loc)
+    prior_share = patient_share(prior_code, prior_fee, plan, plan["deductible"], plan["oop_max"])
+    prior = {"code": prior_code, "dos": prior_dos, "fee": prior_fee,
+             "billed": billed_cents(prior_fee, markup), "share": prior_share,
+             "claim_id": ident(rng, "CLM", 8),
+             "processed": prior_dos + dt.timedelta(days=rng.randrange(10, 25))}
+    met_before = prior_share["deductible"]
+    oop_before = prior_share["patient"]
     extra_pct = rng.choice(DEDUCTIBLE_MET_PCT)
     extra = pct_of(plan["deductible"] - met_before, extra_pct)
     met_before += extra
     oop_before += extra
-    share = patient_share(story.paid, fee_paid, plan, plan["deductible"] - met_before,
+    share = patient_share(paid, fee_paid, plan, plan["deductible"] - met_before,
                           plan["oop_max"] - oop_before)
 
-    # line order as the provider billed it (E/M first when there is one)
-    first_paid = not story.denied.startswith("992") or story.paid.startswith("992")
+    # line order as the provider billed it (an office visit first when there is one)
+    first_paid = not denied.startswith("992") or paid.startswith("992")
     if rng.random() < 0.25:
         first_paid = not first_paid
     n_paid, n_denied = (1, 2) if first_paid else (2, 1)
-    dxs = list(dict.fromkeys((story.dx_paid, story.dx_denied)))
-    ptr_paid = ["A"]
-    ptr_denied = ["A" if story.dx_denied == story.dx_paid else "B"]
+    dxs = list(story["dxs"])
+    ptr_paid = story["lines"][paid]["ptr"]
+    ptr_denied = story["lines"][denied]["ptr"]
 
     carc_desc = _text(ref, data, "carc", carc)
     rarc_desc = _text(ref, data, "rarc", rarc)
@@ -560,7 +741,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         if share[kind]:
             paid_adj.append({"group": "PR", "carc": carc_code, "amount": dollars(share[kind]),
                              "description": _text(ref, data, "carc", carc_code)})
-    eob_paid = {"line": n_paid, "hcpcs": story.paid, "modifiers": paid_mods,
+    eob_paid = {"line": n_paid, "hcpcs": paid, "modifiers": paid_mods,
                 "billed": dollars(billed_paid), "allowed": dollars(fee_paid),
                 "deductible": dollars(share["deductible"]),
                 "coinsurance": dollars(share["coinsurance"]), "copay": dollars(share["copay"]),
@@ -568,9 +749,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                 "patient_responsibility": dollars(share["patient"]), "adjustments": paid_adj,
                 "rarcs": [],
                 "allowed_basis": _cached_ref(
-                    data, ("basis", story.paid, loc["mac"], loc["locality"]),
-                    lambda: fee_basis(ref, story.paid, loc))}
-    eob_denied = {"line": n_denied, "hcpcs": story.denied, "modifiers": denied_mods,
+                    data, ("basis", paid, loc["mac"], loc["locality"]),
+                    lambda: fee_basis(ref, paid, loc))}
+    eob_denied = {"line": n_denied, "hcpcs": denied, "modifiers": denied_mods,
                   "billed": dollars(billed_denied), "allowed": "0.00", "deductible": "0.00",
                   "coinsurance": "0.00", "copay": "0.00", "plan_paid": "0.00",
                   "patient_responsibility": "0.00",
@@ -579,14 +760,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                   "rarcs": [{"code": rarc, "description": rarc_desc}]}
     eob_lines = sorted((eob_paid, eob_denied), key=lambda r: r["line"])
 
-    denial_note = (f"Line {n_denied} ({story.denied}) denied: included in line {n_paid} "
-                   f"({story.paid}) under the NCCI procedure-to-procedure edit for this pair "
+    denial_note = (f"Line {n_denied} ({denied}) denied: included in line {n_paid} "
+                   f"({paid}) under the NCCI procedure-to-procedure edit for this pair "
                    f"(CO-{carc}, {rarc}). Provider liability; not billable to the member.")
     claim_lines = []
     prov_lines = []
     for n, code, mods_, billed, ptr in sorted(
-            ((n_paid, story.paid, paid_mods, billed_paid, ptr_paid),
-             (n_denied, story.denied, denied_mods, billed_denied, ptr_denied))):
+            ((n_paid, paid, paid_mods, billed_paid, ptr_paid),
+             (n_denied, denied, denied_mods, billed_denied, ptr_denied))):
         desc = _text(ref, data, "describe", code)
         claim_lines.append({"line": n, "hcpcs": code, "modifiers": list(mods_), "units": 1,
                             "billed": dollars(billed), "diagnosis_pointers": list(ptr),
@@ -595,8 +776,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                            "charge": dollars(billed), "diagnosis_pointers": list(ptr),
                            "description": desc})
 
-    n = rng.randrange(10**6, 10**7)
-    ids = {"claim": f"CR-{n}", "eob": f"EOB-{n}", "provider": f"PRV-{n}", "plan": f"PLAN-{n}"}
+    # every record draws its own number: no shared suffix tells a claim's own records from
+    # the distractor (an EOB of another claim)
+    ids = {k: f"{p}-{rng.randrange(10**6, 10**7)}"
+           for k, p in (("claim", "CR"), ("eob", "EOB"), ("provider", "PRV"), ("plan", "PLAN"),
+                        ("prior_eob", "EOB"))}
     claim_record = {
         "claim_id": claim_id, "patient_id": case_id, "plan_id": plan_id, "insurer": insurer,
         "provider": {"name": practice, "npi": provider["npi"]}, "place_of_service": "11",
@@ -624,17 +808,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                      "the same day and is not paid separately. You are not responsible for "
                      "the denied amount."],
     }
-    notes = [f"Line {n} ({code}): {note}" for n, code, note in sorted(
-        ((n_paid, story.paid, story.note_paid), (n_denied, story.denied, story.note_denied)))]
-    if branch in ("b", "c", "d") or (branch == "a" and mods[1] + mods[0]):
-        notes.append(story.distinct)
-    if any(m in ("25", "59", "XS", "RT", "LT") for m in (*mods[0], *mods[1])):
-        tagged = ", ".join(f"{code}-{m}" for code, ms in ((story.paid, mods[0]),
-                                                           (story.denied, mods[1]))
-                           for m in ms)
-        notes.append(f"Modifiers appended on the claim: {tagged}.")
+    notes = [f"Line {n} ({code}): {story['notes'][code]}" for n, code in sorted(
+        ((n_paid, paid), (n_denied, denied)))]
     notes.append(f"{insurer} denied line {n_denied} as bundled (CO-{carc}). Billing office "
-                 f"position: {story.denied} was a separate service and should be paid; "
+                 f"position: {denied} was a separate service and should be paid; "
                  "balance held, not billed to the patient while this is open.")
     statement: dict[str, Any] = {
         "statement_date": iso(processed + dt.timedelta(days=5)),
@@ -643,12 +820,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "contractual_adjustments": dollars(billed_paid - fee_paid),
         "held_pending_insurer": dollars(billed_denied),
         "patient_balance": dollars(share["patient"]),
-    }
-    if prior is not None:
-        statement["account_history"] = [{
+        "account_history": [{
             "date_of_service": iso(prior["dos"]), "claim_id": prior["claim_id"],
-            "description": _text(ref, data, "describe", prior["code"]),
-            "balance": "0.00"}]
+            "description": _text(ref, data, "describe", prior["code"]), "balance": "0.00"}],
+    }
     provider_record = {
         "claim_id": claim_id, "provider": provider, "patient_account": account,
         "patient_name": patient, "date_of_service": iso(dos), "place_of_service": "11",
@@ -665,51 +840,52 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         {"artifact_id": ids["plan"], "type": "plan_document", "party": "insurer",
          "key": plan_id, "distractor": False,
          "data": plan_document(plan, plan_id, insurer)},
+        _prior_eob(ref, data, prior, ids["prior_eob"], plan_id, insurer, patient, practice),
     ]
-    if prior is not None:
-        artifacts.append(_prior_eob(ref, data, prior, plan_id, insurer, patient, practice))
 
-    ncci_ref = _cached_ref(data, ("ncci", story.paid, story.denied),
-                           lambda: _ncci(ref, story.paid, story.denied))
+    ncci_ref = _cached_ref(data, ("ncci", paid, denied), lambda: _ncci(ref, paid, denied))
     references = [
-        _cached_ref(data, ("code", story.paid, loc["mac"], loc["locality"]),
-                    lambda: code_reference(ref, story.paid, loc)),
-        _cached_ref(data, ("code", story.denied, loc["mac"], loc["locality"]),
-                    lambda: code_reference(ref, story.denied, loc)),
+        _cached_ref(data, ("code", paid, loc["mac"], loc["locality"]),
+                    lambda: code_reference(ref, paid, loc)),
+        _cached_ref(data, ("code", denied, loc["mac"], loc["locality"]),
+                    lambda: code_reference(ref, denied, loc)),
         ncci_ref,
         regulation("appeal_rights"),
         regulation("cost_sharing"),
         deadline("internal_appeal", processed, 180, today,
-                    "180 calendar days from receipt of the adverse benefit determination "
-                    "(the EOB's processed date)", "29 CFR 2560.503-1(h)(3)(i); 45 CFR "
-                    "147.136(b)"),
+                 "180 calendar days from receipt of the adverse benefit determination "
+                 "(the EOB's processed date)", "29 CFR 2560.503-1(h)(3)(i); 45 CFR "
+                 "147.136(b)"),
     ]
 
     finding, party, resolution, reason = OUTCOME[branch]
     dos_text = f"{dos:%B} {dos.day}, {dos.year}"
     complaint = rng.choice(COMPLAINTS).format(
-        claim=claim_id, denied=story.denied_lay, paid=story.paid_lay, dos=dos_text,
-        provider=practice, billed=dollars(billed_denied))
-    indicator = edit["modifier_indicator"] if edit is not None else "none"
+        claim=claim_id, denied=story["lay"][denied], paid=story["lay"][paid],
+        denied_code=denied, paid_code=paid, dos=dos_text, provider=practice,
+        billed=dollars(billed_denied), insurer=insurer)
+    indicator = ncci_ref["data"].get("modifier_indicator", "none")
+    relevant = [ids["claim"], ids["provider"], ncci_ref["artifact_id"]]
     expected = {
         "finding": finding, "responsible_party": party, "resolution_type": resolution,
         "appeal_reason": reason, "amount_cents": fee_denied,
         "denied_billed_cents": billed_denied, "modifier_indicator": indicator,
-        "ncci_pair": f"{story.paid}/{story.denied}", "paid_code": story.paid,
-        "denied_code": story.denied, "ncci_ref_id": ncci_ref["artifact_id"],
-        "provider_record_id": ids["provider"], "claim_record_id": ids["claim"],
-        "eob_id": ids["eob"], "deadline_type": "internal_appeal",
+        "ncci_pair": f"{paid}/{denied}", "paid_code": paid, "denied_code": denied,
+        "ncci_ref_id": ncci_ref["artifact_id"], "provider_record_id": ids["provider"],
+        "claim_record_id": ids["claim"], "eob_id": ids["eob"],
+        "deadline_type": "internal_appeal", "relevant_ids": relevant,
         "must_cite": [ids["provider"], ncci_ref["artifact_id"]],
     }
     variant = {
-        "branch": branch, "pair": f"{story.paid}/{story.denied}",
+        "branch": branch, "family": family, "pair": f"{paid}/{denied}", "split_pool": split,
         "edit_status": ncci_ref["data"]["status"], "modifier_indicator": indicator,
-        "claim_modifiers": {story.paid: paid_mods, story.denied: denied_mods},
-        "bypass_modifier_on_claim": bool(mods[0] or mods[1]),
+        "distinct_documented": distinct, "claim_modifiers": {paid: paid_mods,
+                                                             denied: denied_mods},
+        "bypass_modifier_on_claim": mod,
         "denial": {"group": "CO", "carc": carc, "rarc": rarc}, "markup_pct": markup,
         "locality": {"mac": loc["mac"], "locality": loc["locality"]},
         "plan_template": plan["plan_id"], "deductible_met_extra_pct": extra_pct,
-        "distractor": has_distractor,
+        "distractor": True,
     }
     case = {"case_id": case_id, "patient_id": case_id, "patient_name": patient,
             "patient_complaint": complaint, "emotional_state": emotional, "today": iso(today),
@@ -718,7 +894,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             "expected": expected, "variant": variant}
 
 
-def _prior_eob(ref: Any, data: dict[str, Any], prior: dict[str, Any], plan_id: str,
+def _prior_eob(ref: Any, data: dict[str, Any], prior: dict[str, Any], eob_id: str, plan_id: str,
                insurer: str, patient: str, practice: str) -> dict[str, Any]:
     """The distractor: an earlier, unrelated office visit, processed without any denial."""
     share = prior["share"]
@@ -743,5 +919,5 @@ def _prior_eob(ref: Any, data: dict[str, Any], prior: dict[str, Any], plan_id: s
             "accumulators": {"deductible_met_ytd": dollars(share["deductible"]),
                              "oop_met_ytd": dollars(share["patient"])},
             "messages": []}
-    return {"artifact_id": prior["eob_id"], "type": "eob", "party": "insurer",
+    return {"artifact_id": eob_id, "type": "eob", "party": "insurer",
             "key": prior["claim_id"], "distractor": True, "data": eob}

@@ -15,9 +15,10 @@ def _a(name: str, **params: Any) -> dict[str, Any]:
 
 PATIENT_TEXT = {
     "legitimate_denial": "The {denied} was denied correctly: NCCI bundles it into the {paid} "
-                         "billed the same day and no modifier can override that edit. The "
-                         "denial is a contractual (CO) adjustment, so you owe nothing for it "
-                         "and the practice may not bill you for it. No appeal is needed.",
+                         "billed the same day, and nothing in the record allows billing it "
+                         "separately. The denial is a contractual (CO) adjustment, so you owe "
+                         "nothing for it and the practice may not bill you for it. No appeal "
+                         "is needed.",
     "modifier_bypass_ignored": "The {denied} was separately documented and billed with the "
                                "right modifier, which this NCCI edit allows. We filed an "
                                "appeal with your insurer. You owe nothing for it meanwhile.",
@@ -30,9 +31,9 @@ PATIENT_TEXT = {
                       "owe nothing for it meanwhile.",
 }
 PROVIDER_TEXT = {
-    "legitimate_denial": "The NCCI edit {pair} has modifier indicator 0, so the denial of "
-                         "{denied} stands. It is a CO adjustment: please do not bill the "
-                         "patient for it.",
+    "legitimate_denial": "The NCCI edit {pair} applies and the documentation does not "
+                         "support a bypass, so the denial of {denied} stands. It is a CO "
+                         "adjustment: please do not bill the patient for it.",
     "modifier_bypass_ignored": "We appealed the denial of {denied}: the edit {pair} allows an "
                                "NCCI-associated modifier and your record documents a distinct "
                                "service. Please hold the balance; do not bill the patient.",
