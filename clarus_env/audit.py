@@ -154,13 +154,28 @@ def _modal(labels: list[Any]) -> Any:
 Decide = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-def _as_decision(label: tuple[tuple[str, str], ...]) -> dict[str, Any]:
-    return dict(label)
+AMOUNT = re.compile(r"\$\s?(\d[\d,]*(?:\.\d{2})?)")
+
+
+def amount_cue(view: dict[str, Any]) -> int | None:
+    """A shortcut's amount: the first dollar figure the complaint mentions (if the complaint
+    states the overcharge, that is a leak the audit should find). Shortcuts never get the
+    heuristic's arithmetic."""
+    m = AMOUNT.search(view.get("complaint", "") or "")
+    if not m:
+        return None
+    dollars, _, cents = m.group(1).replace(",", "").partition(".")
+    return int(dollars) * 100 + int(cents or 0)
+
+
+def _as_decision(label: tuple[tuple[str, str], ...], view: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
+    return {**dict(label), "amount_cents": amount_cue(view or {})}
 
 
 def modal_rule(train: TrainSet) -> Decide:
     label = _modal(train.labels)
-    return lambda view: _as_decision(label)
+    return lambda view: _as_decision(label, view)
 
 
 def always_rules(train: TrainSet) -> dict[str, Decide]:
@@ -170,13 +185,14 @@ def always_rules(train: TrainSet) -> dict[str, Decide]:
     for lab in train.labels:
         by_finding[dict(lab).get("finding", "")].append(lab)
     modal = {f: _modal(labs) for f, labs in sorted(by_finding.items())}
-    return {f"always_{f}": (lambda view, lab=lab: _as_decision(lab)) for f, lab in modal.items()}
+    return {f"always_{f}": (lambda view, lab=lab: _as_decision(lab, view))
+            for f, lab in modal.items()}
 
 
 def complaint_rule(train: TrainSet) -> Decide:
     nb = NaiveBayes().fit((tokens(s["case"]["patient_complaint"]) for s in train.scenarios),
                           train.labels)
-    return lambda view: _as_decision(nb.predict(tokens(view.get("complaint", ""))))
+    return lambda view: _as_decision(nb.predict(tokens(view.get("complaint", ""))), view)
 
 
 def claim_rule(train: TrainSet) -> Decide:
@@ -197,8 +213,8 @@ def claim_rule(train: TrainSet) -> Decide:
         for table, coarse in zip(tables, (False, True), strict=True):
             key = claim_key(view.get("records", {}), coarse)
             if key in table:
-                return _as_decision(table[key])
-        return _as_decision(fallback)
+                return _as_decision(table[key], view)
+        return _as_decision(fallback, view)
 
     return decide
 
@@ -236,7 +252,7 @@ def counter_rules(train: TrainSet) -> tuple[Decide, Callable[..., str]] | None:
 
     def decide(view: dict[str, Any]) -> dict[str, Any]:
         counters = view.get("counters") or []
-        return _as_decision(nb.predict([w for c in counters for w in tokens(c["text"])]))
+        return _as_decision(nb.predict([w for c in counters for w in tokens(c["text"])]), view)
 
     def respond(view: dict[str, Any], counter: dict[str, Any]) -> str:
         return cnb.predict(tokens(counter.get("text", ""))) if cnb else "reject"
@@ -356,7 +372,8 @@ class RewardFarmer:
 
 
 def shortcut_agents(task: str, train: TrainSet) -> dict[str, Callable[[], Any]]:
-    """Name -> factory of every shortcut agent for ``task``, fitted on ``train``."""
+    """Name -> factory of every shortcut agent for ``task``, fitted on ``train``: agents
+    whose answer comes from something other than the task's evidence."""
     H = heuristic_class(task)  # noqa: N806 - a class
     out: dict[str, Callable[[], Any]] = {}
     modal = modal_rule(train)
@@ -370,12 +387,18 @@ def shortcut_agents(task: str, train: TrainSet) -> dict[str, Callable[[], Any]]:
     counters = counter_rules(train)
     if counters is not None:
         rediagnose, respond = counters
-        out["counter_text"] = lambda: RediagnoseAfterCounters(H(respond=respond), rediagnose)
-        out["counter_text_respond"] = lambda: H(respond=respond)
-    out["do_nothing"] = DoNothing
-    out["reward_farmer"] = lambda: RewardFarmer(task)
-    out["cite_everything"] = lambda: H(cite_all=True)
+        # files on the complaint's cue, then re-answers from the counter-arguments' wording
+        out["counter_text"] = lambda: RediagnoseAfterCounters(
+            H(decide=complaint, respond=respond), rediagnose)
     return out
+
+
+def exploit_agents(task: str) -> dict[str, Callable[[], Any]]:
+    """Agents that game the scoring rather than guess the answer: they must never pass."""
+    H = heuristic_class(task)  # noqa: N806 - a class
+    return {"do_nothing": DoNothing, "reward_farmer": lambda: RewardFarmer(task),
+            # the heuristic's own reasoning, but citing every record it has seen
+            "cite_everything": lambda: H(cite_all=True)}
 
 
 def reference_agents(task: str) -> dict[str, Callable[[], Any]]:
@@ -398,7 +421,7 @@ def reference_agents(task: str) -> dict[str, Callable[[], Any]]:
 @dataclass
 class AgentResult:
     agent: str
-    kind: str  # reference | shortcut
+    kind: str  # reference | shortcut | exploit
     episodes: int = 0
     outcome: int = 0
     passed: int = 0
@@ -445,9 +468,10 @@ def audit_task(task: str, split: str, *, limit: int | None = None,
         raise ValueError(f"clarus audit covers the billing tasks ({', '.join(BILLING_TASKS)}); "
                          f"got {task!r}")
     train = load_train(task, train_limit)
-    factories = {**reference_agents(task), **shortcut_agents(task, train)}
-    kinds = {name: ("reference" if name in reference_agents(task) else "shortcut")
-             for name in factories}
+    groups = {"reference": reference_agents(task), "shortcut": shortcut_agents(task, train),
+              "exploit": exploit_agents(task)}
+    factories = {name: f for group in groups.values() for name, f in group.items()}
+    kinds = {name: kind for kind, group in groups.items() for name in group}
     if agents is not None:
         wanted = list(agents)
         unknown = [a for a in wanted if a not in factories]
@@ -491,7 +515,8 @@ def audit_task(task: str, split: str, *, limit: int | None = None,
     env.close()
     shortcuts = [r for r in rows if r["kind"] == "shortcut"]
     best = {
-        "pass_rate": max((r["pass_rate"] for r in shortcuts), default=0.0),
+        "pass_rate": max((r["pass_rate"] for r in rows if r["kind"] != "reference"),
+                         default=0.0),
         "outcome_accuracy": max((r["outcome_accuracy"] for r in shortcuts), default=0.0),
         "field_accuracy": {f: max((r["field_accuracy"][f] for r in shortcuts), default=0.0)
                            for f in fields},
@@ -512,7 +537,7 @@ def format_audit(report: dict[str, Any]) -> str:
              f"{report['train_scenarios']} train scenarios)", head]
     lines.append(f"{'modal share on ' + report['split']:<34}{'':>9}{'':>7}{'':>7}{'':>8}" +
                  "".join(f"{report['modal_share'][f]['share']:>12.3f}" for f in fields))
-    for kind in ("reference", "shortcut"):
+    for kind in ("reference", "shortcut", "exploit"):
         for r in (r for r in report["agents"] if r["kind"] == kind):
             lines.append(f"{r['agent']:<34}{r['outcome_accuracy']:>9.3f}{r['pass_rate']:>7.3f}"
                          f"{r['mean_score']:>7.3f}{r['mean_return']:>8.3f}" +
@@ -521,6 +546,6 @@ def format_audit(report: dict[str, Any]) -> str:
     margin = ", ".join(
         f"{short[f]} {b['field_accuracy'][f]:.3f} vs modal {report['modal_share'][f]['share']:.3f}"
         for f in fields)
-    lines.append(f"best shortcut: pass {b['pass_rate']:.3f}, outcome {b['outcome_accuracy']:.3f};"
-                 f" {margin}")
+    lines.append(f"best shortcut: pass {b['pass_rate']:.3f} (exploits included), outcome "
+                 f"{b['outcome_accuracy']:.3f}; {margin}")
     return "\n".join(lines)
