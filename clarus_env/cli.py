@@ -75,7 +75,8 @@ def _lookup(args: argparse.Namespace) -> int:
                 "no separate OPPS payment"
             copay = row["minimum_copay"]
             print(f"OPPS {row['release']} {row['hcpcs']} ({row['description']}): status "
-                  f"indicator {row['status_indicator']}, APC {row['apc'] or '-'}, "
+                  f"indicator {row['status_indicator']}, APC {row['apc'] or '-'}"
+                  f"{' (' + row['apc_title'] + ')' if row.get('apc_title') else ''}, "
                   f"relative weight {row['relative_weight'] or '-'}, national unadjusted rate "
                   f"{rate}{f', minimum copayment ${copay:,}' if copay is not None else ''}")
         else:

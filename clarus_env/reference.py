@@ -234,7 +234,8 @@ class ReferenceBundle:
     def opps(self, hcpcs: str) -> dict[str, Any] | None:
         """OPPS Addendum B row (hospital outpatient) for a code, or None when it is not listed.
 
-        Keys: ``hcpcs, description, status_indicator, apc, relative_weight, payment_rate``
+        Keys: ``hcpcs, description, status_indicator, apc, apc_title, relative_weight,
+        payment_rate``
         (national unadjusted, ``Decimal``; None when not separately paid under OPPS, e.g. status
         indicator B, N or C), ``national_copay, minimum_copay, adjusted_copay,
         ira_coinsurance_pct, comment_indicator, pass_through_expires, note`` and ``release``

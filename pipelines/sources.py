@@ -89,6 +89,16 @@ OPPS_CY2025 = InputSpec(
          "URL was not seen: url is the rule page that links it",
 )
 
+OPPS_CY2025_A = InputSpec(
+    key="opps_addendum_a", source="opps", release="CY2025-final", fmt="opps_addendum_a",
+    url=OPPS_RULE_PAGE, member=r"2025 NFRM Addendum A\.\d{8}\.txt", page=OPPS_RULE_PAGE,
+    link=OPPS_CY2025.link,
+    mirror=("opps/2025_nfrm_addenda.11142024/2025 NFRM Addendum A.11122024.txt",),
+    optional=True,
+    note="Addendum A (payment by APC) of the same rule: titles the APCs and cross-checks every "
+         "Addendum B rate; same provenance as Addendum B",
+)
+
 
 def _asc(release: str, month: str, mirror: str, sha256: str, note: str) -> InputSpec:
     year = release[:4]
@@ -199,6 +209,7 @@ RELEASES: dict[str, list[InputSpec]] = {
         *_RVU25D,
         *_COMMON,
         OPPS_CY2025,
+        OPPS_CY2025_A,
         ASC_2026_04,
     ],
     "2025D": [
@@ -218,6 +229,7 @@ RELEASES: dict[str, list[InputSpec]] = {
         *_RVU25D,
         *_COMMON,
         OPPS_CY2025,
+        OPPS_CY2025_A,
         ASC_2025_01,
     ],
 }

@@ -33,12 +33,17 @@ from pipelines.sources import release_inputs
 
 REPO = Path(__file__).resolve().parents[1]
 OPPS_B = Path("opps/2025_nfrm_addenda.11142024/2025 NFRM Addendum B.11122024.txt")
+OPPS_A = Path("opps/2025_nfrm_addenda.11142024/2025 NFRM Addendum A.11122024.txt")
 ASC_2026_04 = Path("asc/2026/20260401/AA.csv")
 ASC_2025_01 = Path("asc/2025/20250101/AA.csv")
 
 
 def b_bytes(fixtures: Path) -> bytes:
     return (fixtures / "opps" / "addendum_b.txt").read_bytes()
+
+
+def a_bytes(fixtures: Path) -> bytes:
+    return (fixtures / "opps" / "addendum_a.txt").read_bytes()
 
 
 def aa_bytes(fixtures: Path) -> bytes:
@@ -80,9 +85,10 @@ def fetched(key: str, data: bytes, file: str, release: str, origin: str = "downl
 
 def test_addendum_b_fixture_maps_every_column(fixtures: Path) -> None:
     df = opps.parse_addendum_b(b_bytes(fixtures), "b.txt")
-    assert df.columns == [f.name for f in TABLES["opps_rate"].schema]
+    assert df.columns == list(opps.ADDENDUM_B_COLUMNS)
+    assert set(df.columns) | {"apc_title"} == {f.name for f in TABLES["opps_rate"].schema}
     assert df.height == 11
-    table = conform(df, "opps_rate", "b.txt")
+    table = conform(opps.join_addendum_a(df, None)[0], "opps_rate", "b.txt")
     assert table_problems(table, "opps_rate", row_ranges=False) == {
         "schema": [], "formats": [], "unique_key": [], "row_count": []}
 
@@ -127,9 +133,43 @@ def test_addendum_b_508_csv_layout_reads_the_same(fixtures: Path) -> None:
         opps.parse_addendum_b(b_bytes(fixtures), "b.txt"))
 
 
+def test_addendum_a_titles_apcs_and_cross_checks_rates(fixtures: Path) -> None:
+    apcs = opps.parse_addendum_a(a_bytes(fixtures), "a.txt")
+    assert apcs.columns == list(opps.ADDENDUM_A_COLUMNS) and apcs.height == 7
+    # a stray quote before a title (as in the CY2025 file) leaves no tab in the title
+    assert apcs.filter(pl.col("apc") == "9997")["group_title"].item() == "Test drug, per 1 mg"
+    b = opps.parse_addendum_b(b_bytes(fixtures), "b.txt")
+    df, note, problems = opps.join_addendum_a(b, apcs)
+    assert problems == []
+    assert note == ("cross-check with Addendum A (7 APCs): 7 of 7 codes with an APC and a rate "
+                    "are paid their APC's rate")
+    assert row(df, "33208")["apc_title"] == "Level 3 Pacemaker and Similar Procedures"
+    assert row(df, "99203")["apc_title"] is None
+    # a code paid another rate than its APC's, and an APC Addendum A does not list
+    b2 = b.with_columns(
+        pl.when(pl.col("hcpcs") == "20610").then(pl.lit(Decimal("841"))).otherwise(
+            pl.col("payment_rate")).cast(pl.Decimal(12, 3)).alias("payment_rate"),
+        pl.when(pl.col("hcpcs") == "G0999").then(pl.lit("5013")).otherwise(
+            pl.col("apc")).alias("apc"))
+    _, note, problems = opps.join_addendum_a(b2, apcs)
+    assert problems == [
+        "1 codes have an APC that Addendum A does not list, e.g. G0999 (APC 5013)",
+        "1 codes are not paid their APC's Addendum A rate, e.g. 20610 APC 5442: 841.000 vs "
+        "840.000"]
+    assert opps.join_addendum_a(b, None)[1] == \
+        "no Addendum A: APC titles empty, rates not cross-checked"
+    data, line = edit(a_bytes(fixtures), "5371", "5371", "537")
+    with pytest.raises(SourceFormatError) as err:
+        opps.parse_addendum_a(data, "a.txt")
+    assert str(err.value) == f"a.txt, row {line}, column 'APC': bad APC; expected 4 digits, " \
+        "found '537'"
+
+
 def test_addendum_b_is_deterministic(fixtures: Path) -> None:
-    a = conform(opps.parse_addendum_b(b_bytes(fixtures), "b.txt"), "opps_rate")
-    b = conform(opps.parse_addendum_b(b_bytes(fixtures), "b.txt"), "opps_rate")
+    a = conform(opps.join_addendum_a(opps.parse_addendum_b(b_bytes(fixtures), "b.txt"),
+                                     None)[0], "opps_rate")
+    b = conform(opps.join_addendum_a(opps.parse_addendum_b(b_bytes(fixtures), "b.txt"),
+                                     None)[0], "opps_rate")
     assert table_bytes(a) == table_bytes(b)
     assert a.column("hcpcs").to_pylist() == sorted(a.column("hcpcs").to_pylist())
 
@@ -271,9 +311,17 @@ def test_addendum_aa_quarter_errors(fixtures: Path) -> None:
 
 def test_builders_on_fixtures_pass_their_checks(fixtures: Path) -> None:
     b = fetched("opps_addendum_b", b_bytes(fixtures), "b.txt", "CY2025-final")
-    result, checks = build_opps_rate({"opps_addendum_b": b}, complete=False)
-    assert result.table.num_rows == 11 and result.inputs == {"opps_addendum_b": 11}
-    assert checks == {"spot_check": [], "conversion_factor": [], "mirror_copy": []}
+    a = fetched("opps_addendum_a", a_bytes(fixtures), "a.txt", "CY2025-final")
+    result, checks = build_opps_rate({"opps_addendum_b": b, "opps_addendum_a": a},
+                                     complete=False)
+    assert result.table.num_rows == 11
+    assert result.inputs == {"opps_addendum_b": 11, "opps_addendum_a": 7}
+    assert result.built_from == ["opps_addendum_b"]  # Addendum A titles and cross-checks
+    assert checks == {"spot_check": [], "conversion_factor": [], "addendum_a": [],
+                      "mirror_copy": []}
+    assert "Level 2 Nerve Injections" in result.table.column("apc_title").to_pylist()
+    result, checks = build_opps_rate({"opps_addendum_b": b}, complete=False)  # A is optional
+    assert result.table.column("apc_title").null_count == 11 and checks["addendum_a"] == []
     assert any("80.000 (the conversion factor) on 5 of 5 weighted rows" in n
                for n in result.notes)
 
@@ -343,6 +391,7 @@ def test_sources_record_both_partitions() -> None:
 
 def test_real_addendum_b(mirror: Path) -> None:
     data = (mirror / OPPS_B).read_bytes()
+    apcs = (mirror / OPPS_A).read_bytes()
     df = opps.parse_addendum_b(data, OPPS_B.name)
     assert df.height == 18_682
     assert df.filter(pl.col("payment_rate").is_not_null()).height == 6_636
@@ -352,8 +401,13 @@ def test_real_addendum_b(mirror: Path) -> None:
     assert row(df, "0526U")["comment_indicator"] == "NI"  # '0526U ' in the file
     f = fetched("opps_addendum_b", data, OPPS_B.name, "CY2025-final",
                 origin=f"mirror:{OPPS_B.as_posix()}")
-    result, checks = build_opps_rate({"opps_addendum_b": f})
-    assert checks == {"spot_check": [], "conversion_factor": [], "mirror_copy": []}
+    a = fetched("opps_addendum_a", apcs, OPPS_A.name, "CY2025-final")
+    result, checks = build_opps_rate({"opps_addendum_b": f, "opps_addendum_a": a})
+    assert checks == {"spot_check": [], "conversion_factor": [], "addendum_a": [],
+                      "mirror_copy": []}
+    assert result.inputs == {"opps_addendum_b": 18_682, "opps_addendum_a": 994}
+    assert any("6,635 of 6,635 codes with an APC and a rate are paid their APC's rate" in n
+               for n in result.notes)
     assert table_problems(result.table, "opps_rate") == {
         "schema": [], "formats": [], "unique_key": [], "row_count": []}
 
@@ -396,6 +450,7 @@ def test_opps_accessor(ref) -> None:  # noqa: ANN001
     assert knee["minimum_copay"] == Decimal("648.93") and knee["national_copay"] is None
     chole = ref.opps("47562")
     assert (chole["apc"], str(chole["payment_rate"])) == ("5361", "5834.36")
+    assert chole["apc_title"] == "Level 1 Laparoscopy and Related Services"
     assert str(ref.opps("g0463")["payment_rate"]) == "128.87"  # case-insensitive
     assert ref.opps(" 71046 ")["status_indicator"] == "Q3"
     assert ref.opps("27447")["adjusted_copay"] == Decimal("1632.00")
@@ -432,6 +487,8 @@ def test_committed_manifest_records_the_facility_inputs(ref) -> None:  # noqa: A
     b = inputs["opps_addendum_b"]
     assert b["sha256"] == "0ab69ea333f42cbc847e38a00b90776e9252feeea7cde3a49684c5edbd6e46b6"
     assert (b["release"], b["rows"], b["used_for"]) == ("CY2025-final", 18_682, ["opps_rate"])
+    assert inputs["opps_addendum_a"]["rows"] == 994
+    assert ref.manifest["outputs"]["opps_rate"]["cross_checked_with"] == ["opps_addendum_a"]
     aa = inputs["asc_addendum_aa"]
     assert aa["sha256"] == "a93f291a6010a42da26638d3f5cad73e20516edacd477d056c7889a9a18a3b5a"
     assert (aa["release"], aa["rows"], aa["origin"]) == ("2026-04", 4_832,
@@ -446,8 +503,9 @@ def test_cli_lookup_prints_facility_rates(capsys: pytest.CaptureFixture[str]) ->
     assert main(["reference", "lookup", "--bundle", bundle, "--opps", "29881", "--asc",
                  "29881"]) == 0
     out = capsys.readouterr().out
-    assert ("OPPS CY2025-final 29881 (Knee arthroscopy/surgery): status indicator J1, APC 5113, "
-            "relative weight 36.3872, national unadjusted rate $3,244.61") in out
+    assert ("OPPS CY2025-final 29881 (Knee arthroscopy/surgery): status indicator J1, APC 5113 "
+            "(Level 3 Musculoskeletal Procedures), relative weight 36.3872, national unadjusted "
+            "rate $3,244.61") in out
     assert "ASC 2026-04 29881 (Arthrs kne srg mnisectmy m/l): payment indicator A2, national " \
         "unadjusted rate $1,644.87" in out
     assert main(["reference", "lookup", "--bundle", bundle, "--asc", "99213"]) == 1

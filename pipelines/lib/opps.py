@@ -31,7 +31,8 @@ import polars as pl
 
 from .errors import SourceFormatError
 
-__all__ = ["ADDENDUM_B_COLUMNS", "parse_addendum_b"]
+__all__ = ["ADDENDUM_A_COLUMNS", "ADDENDUM_B_COLUMNS", "join_addendum_a", "parse_addendum_a",
+           "parse_addendum_b"]
 
 _CODE_RE = re.compile(r"[0-9A-Z]{4}[0-9A-Z]")
 _CODE_JUNK = " \t\u00a0\u00ff\ufffd"  # blanks, CMS's stray 0xFF, and its UTF-8 mangling
@@ -295,3 +296,87 @@ def parse_addendum_b(data: bytes, source: str) -> pl.DataFrame:
                                 expected="one row per HCPCS code")
     check_unique(out["hcpcs"], lines, source, label["hcpcs"])  # type: ignore[arg-type]
     return pl.DataFrame(out, schema=_B_SCHEMA)
+
+
+# -- Addendum A ----------------------------------------------------------------------------
+ADDENDUM_A_COLUMNS = ("apc", "group_title", "status_indicator", "relative_weight",
+                      "payment_rate")
+_A_SCHEMA = {"apc": pl.String, "group_title": pl.String, "status_indicator": pl.String,
+             "relative_weight": pl.Decimal(9, 4), "payment_rate": pl.Decimal(12, 3)}
+_A_COLS: list[tuple[str, Callable[[str], bool], str, bool]] = [
+    ("apc", lambda n: n == "APC", "APC", True),
+    ("group_title", lambda n: n == "GROUP TITLE", "Group Title", True),
+    ("status_indicator", lambda n: n == "SI", "SI", True),
+    ("relative_weight", lambda n: n == "RELATIVE WEIGHT", "Relative Weight", True),
+    ("payment_rate", lambda n: n == "PAYMENT RATE", "Payment Rate", True),
+]
+
+
+def parse_addendum_a(data: bytes, source: str) -> pl.DataFrame:
+    """Parse OPPS Addendum A (payment by APC): the title of each APC and its rate.
+
+    Addendum B's rate for a code is its APC's rate here, so the two cross-check each other;
+    the CY2025 file has a stray quote before some titles (``1482<TAB>"<TAB>Darbepoetin ..."``),
+    which the CSV reader turns into a title with a leading tab, stripped here.
+    """
+    text = decode(data, source, "OPPS Addendum A (a header row starting 'APC')")
+    rows = records(text, sniff(text, "APC"))
+    h = find_header(rows, source, "APC", label="APC")
+    line, header = rows[h]
+    idx = header_index(header, line, source, _A_COLS)
+    label = {f: header[j].strip() for f, j in idx.items()}
+    out: dict[str, list[object]] = {c: [] for c in ADDENDUM_A_COLUMNS}
+    lines: list[int] = []
+    for n, row in data_rows(rows, h + 1, source, label["apc"]):
+        apc = cell(row, idx["apc"]).strip()
+        if not _APC_RE.fullmatch(apc):
+            raise SourceFormatError(source, "bad APC", row=n, column=label["apc"],
+                                    expected="4 digits", found=apc)
+        lines.append(n)
+        out["apc"].append(apc)
+        out["group_title"].append(" ".join(cell(row, idx["group_title"]).split()))
+        si = cell(row, idx["status_indicator"]).strip()
+        if not _SI_RE.fullmatch(si):
+            raise SourceFormatError(source, "bad status indicator", row=n,
+                                    column=label["status_indicator"],
+                                    expected="a letter, optionally followed by a digit", found=si)
+        out["status_indicator"].append(si)
+        out["relative_weight"].append(weight(cell(row, idx["relative_weight"]), source, n,
+                                             label["relative_weight"]))
+        out["payment_rate"].append(money(cell(row, idx["payment_rate"]), source, n,
+                                         label["payment_rate"], scale=3))
+    if not lines:
+        raise SourceFormatError(source, "no APC rows below the header", row=line,
+                                expected="one row per APC")
+    check_unique(out["apc"], lines, source, label["apc"])  # type: ignore[arg-type]
+    return pl.DataFrame(out, schema=_A_SCHEMA)
+
+
+def join_addendum_a(b: pl.DataFrame, a: pl.DataFrame | None, *, shown: int = 5
+                    ) -> tuple[pl.DataFrame, str, list[str]]:
+    """Addendum B rows with their APC's title (``apc_title``) from Addendum A, cross-checked.
+
+    Returns (frame, note, problems): a code's APC missing from Addendum A, or a code whose rate
+    is not its APC's rate, is a problem (a shifted column or a mismatched pair of files).
+    """
+    if a is None:
+        return (b.with_columns(pl.lit(None, pl.String).alias("apc_title")),
+                "no Addendum A: APC titles empty, rates not cross-checked", [])
+    titles = a.select("apc", pl.col("group_title").alias("apc_title"),
+                      pl.col("payment_rate").alias("_apc_rate"), pl.lit(True).alias("_in_a"))
+    j = b.join(titles, on="apc", how="left")
+    problems = []
+    missing = j.filter(pl.col("apc").is_not_null() & pl.col("_in_a").is_null())
+    if missing.height:
+        problems.append(f"{missing.height} codes have an APC that Addendum A does not list, e.g. "
+                        + ", ".join(f"{c} (APC {p})" for c, p in
+                                    missing.select("hcpcs", "apc").head(shown).rows()))
+    priced = j.filter(pl.col("payment_rate").is_not_null() & pl.col("_in_a").is_not_null())
+    differ = priced.filter(pl.col("payment_rate") != pl.col("_apc_rate"))
+    if differ.height:
+        problems.append(f"{differ.height} codes are not paid their APC's Addendum A rate, e.g. "
+                        + ", ".join(f"{c} APC {p}: {r} vs {ar}" for c, p, r, ar in differ.select(
+                            "hcpcs", "apc", "payment_rate", "_apc_rate").head(shown).rows()))
+    note = (f"cross-check with Addendum A ({a.height:,} APCs): {priced.height - differ.height:,} "
+            f"of {priced.height:,} codes with an APC and a rate are paid their APC's rate")
+    return j.drop("_apc_rate", "_in_a"), note, problems

@@ -198,14 +198,16 @@ _add(TableSpec(
     _s(
         ("hcpcs", pa.string(), S), ("description", pa.string(), S),
         ("comment_indicator", pa.string(), N), ("status_indicator", pa.string(), S),
-        ("apc", pa.string(), N), ("relative_weight", WEIGHT, N), ("payment_rate", RATE3, N),
+        ("apc", pa.string(), N), ("apc_title", pa.string(), N),
+        ("relative_weight", WEIGHT, N), ("payment_rate", RATE3, N),
         ("national_copay", MONEY, N), ("minimum_copay", MONEY, N),
         ("ira_coinsurance_pct", PCT, N), ("adjusted_copay", MONEY, N),
         ("pass_through_expires", pa.bool_(), S), ("note", pa.string(), N),
     ),
     ("hcpcs",), 15_000, 25_000,
-    "OPPS Addendum B: hospital outpatient (HOPD) status indicator, APC and national "
-    "unadjusted payment rate per HCPCS code (rate null = not separately paid under OPPS).",
+    "OPPS Addendum B: hospital outpatient (HOPD) status indicator, APC (titled from Addendum "
+    "A) and national unadjusted payment rate per HCPCS code (rate null = not separately paid "
+    "under OPPS).",
 ))
 _add(TableSpec(
     "asc_rate",

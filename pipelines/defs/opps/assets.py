@@ -2,7 +2,9 @@
 
 Blocking checks beyond the common four: ``spot_check`` (rows read by hand from the release
 file), ``conversion_factor`` (payment rate / relative weight is the published OPPS factor on
-nearly every weighted row) and ``mirror_copy`` (the mirror file is the one recorded).
+nearly every weighted row), ``addendum_a`` (every code's APC is listed in Addendum A and the
+code is paid its APC's rate; Addendum A also gives ``apc_title``) and ``mirror_copy`` (the
+mirror file is the one recorded).
 """
 
 
@@ -25,12 +27,14 @@ from ..common import PARTITIONS, Normalized, emit, fail, raw_asset, table_check_
 opps_raw = raw_asset("opps", "opps")
 
 KEY = "opps_addendum_b"
-EXTRA_CHECKS = ("spot_check", "conversion_factor", "mirror_copy")
+KEY_A = "opps_addendum_a"
+EXTRA_CHECKS = ("spot_check", "conversion_factor", "addendum_a", "mirror_copy")
 
 # Read from the raw file of each release (SOURCES.md §10a lists the same rows).
 KNOWN: dict[str, dict[str, dict[str, object]]] = {
     "CY2025-final": {
-        "47562": {"status_indicator": "J1", "apc": "5361", "payment_rate": Decimal("5834.36")},
+        "47562": {"status_indicator": "J1", "apc": "5361", "payment_rate": Decimal("5834.36"),
+                  "apc_title": "Level 1 Laparoscopy and Related Services"},
         "29881": {"status_indicator": "J1", "apc": "5113", "payment_rate": Decimal("3244.61"),
                   "minimum_copay": Decimal("648.93")},
         "27447": {"status_indicator": "J1", "apc": "5115", "payment_rate": Decimal("12866.82"),
@@ -60,7 +64,9 @@ def mirror_copy_problems(f: Fetched) -> list[str]:
 def build_opps_rate(raw: dict[str, Fetched], *, complete: bool = True
                     ) -> tuple[Normalized, dict[str, list[str]]]:
     f = raw[KEY]
-    df = opps.parse_addendum_b(f.data, f.file)
+    a = raw.get(KEY_A)
+    apcs = opps.parse_addendum_a(a.data, a.file) if a is not None else None
+    df, a_note, a_problems = opps.join_addendum_a(opps.parse_addendum_b(f.data, f.file), apcs)
     table = conform(df, "opps_rate", f.file)
     cf_note, cf_problems = conversion_factor_check(
         table, "opps_rate", "payment_rate", "relative_weight", CONVERSION_FACTOR.get(f.release))
@@ -69,10 +75,13 @@ def build_opps_rate(raw: dict[str, Fetched], *, complete: bool = True
             else [f"no spot values recorded for release {f.release}"] if complete else [])
     paid = table.num_rows - table.column("payment_rate").null_count
     notes = [f"OPPS Addendum B release {f.release}: {table.num_rows:,} codes, {paid:,} with a "
-             "national unadjusted payment rate", cf_note]
-    checks = {"spot_check": spot, "conversion_factor": cf_problems,
+             "national unadjusted payment rate", cf_note, a_note]
+    checks = {"spot_check": spot, "conversion_factor": cf_problems, "addendum_a": a_problems,
               "mirror_copy": mirror_copy_problems(f)}
-    return Normalized(table, {KEY: table.num_rows}, notes), checks
+    inputs = {KEY: table.num_rows}
+    if apcs is not None:
+        inputs[KEY_A] = apcs.height
+    return Normalized(table, inputs, notes, [KEY]), checks
 
 
 @asset(
