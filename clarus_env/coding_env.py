@@ -4,6 +4,9 @@ Same API as the billing env (``reset``/``step``/``state``, ``info["grade"]`` at 
 the agents, ``clarus eval`` and the server treat all four tasks alike. Lookups
 (``search_icd10``, ``search_cpt``, ``get_icd10``) use the real code sets and cost budget;
 only ``submit_codes`` is graded, and its reward is the deterministic score in [0, 1].
+An invalid action (unknown type, bad parameters, a code not in the code set) costs one budget
+call and -0.02, like an invalid billing action, and changes nothing else; ``step()`` before
+``reset()`` returns an observation whose ``last_action_error`` says so instead of raising.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from .env import StepResult
 from .env_base import EnvBase
 
 LOOKUP_RESULTS = 10
+R_ERROR = -0.02  # an invalid action, as in the billing env
+NO_EPISODE = "no episode: call reset() first"
 
 
 @dataclass
@@ -72,7 +77,14 @@ class CodingEnv(EnvBase):
 
     def step(self, action: Any) -> StepResult:
         if self.scenario is None:
-            raise RuntimeError("no episode: call reset() first")
+            # nothing to charge or count: say so instead of raising
+            obs = CodingObservation(
+                task_name=self.task_name, step_number=0, api_calls_used=0,
+                api_call_budget=self.task.api_call_budget, patient_age=None, patient_sex=None,
+                clinical_note="", feedback="", remaining_tasks=0, last_action_type=_name(action),
+                last_action_result=None, last_action_error=NO_EPISODE, step_reward=0.0,
+                done=True)
+            return StepResult(obs, 0.0, True, {"episode_id": None, "error": NO_EPISODE})
         if self._done:
             obs = self._observation(_name(action), None, "the episode is done; call reset() "
                                     "to start another", 0.0)
@@ -85,6 +97,7 @@ class CodingEnv(EnvBase):
             result, reward = getattr(self, "_do_" + name)(params)
         except ActionError as exc:
             error = str(exc)
+            reward = R_ERROR  # like the billing env: the call costs budget and a penalty
         if not self._done and self._calls >= self.task.api_call_budget:
             self._finish("API call budget exhausted")
         return StepResult(self._observation(name, result, error, reward), reward, self._done,
@@ -95,7 +108,8 @@ class CodingEnv(EnvBase):
         from .tasks.medical_coding.reward import feedback_text, score_submission
 
         case = self.scenario["cases"][self._case]  # type: ignore[index]
-        reward, breakdown = score_submission(case["expected"], p, self.reference)
+        reward, breakdown = score_submission(case["expected"], p, self.reference,
+                                             case.get("accept"))
         self._rewards.append(reward)
         self._breakdowns.append(breakdown)
         self._feedback = feedback_text(breakdown)

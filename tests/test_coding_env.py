@@ -63,7 +63,8 @@ def test_lookups_use_the_real_code_sets_and_cost_budget(env) -> None:  # noqa: A
     assert res.observation.remaining_tasks == 3  # lookups are not graded
 
 
-def test_invalid_actions_explain_and_change_nothing(env) -> None:  # noqa: ANN001
+def test_invalid_actions_explain_cost_like_billing_and_change_nothing(env) -> None:  # noqa: ANN001
+    used = 0
     for bad, words in [
         ({"action_type": "submit_codes", "parameters": {"primary_icd10": "J02.0"}},
          "secondary_icd10s is required"),
@@ -75,7 +76,20 @@ def test_invalid_actions_explain_and_change_nothing(env) -> None:  # noqa: ANN00
     ]:
         res = env.step(bad)
         assert words in res.observation.last_action_error, (bad, res.observation)
-        assert res.reward == 0.0 and res.observation.remaining_tasks == 3
+        assert res.reward == -0.02 and res.observation.remaining_tasks == 3
+        assert res.observation.api_calls_used == used + 1  # one budget call, like billing
+        assert res.info["api_calls_remaining"] == get_task(
+            "medical_coding").api_call_budget - res.observation.api_calls_used
+        used = res.observation.api_calls_used
+
+
+def test_step_before_reset_returns_a_clear_error() -> None:
+    e = clarus_env.make("medical_coding")
+    res = e.step(submit("J02.0", [], ["99213"]))
+    assert res.observation.last_action_error == "no episode: call reset() first"
+    assert res.done and res.reward == 0.0 and res.observation.clinical_note == ""
+    e.reset(seed=1001)  # and the env still works afterwards
+    assert e.step(submit("J02.0", [], ["99213"])).observation.last_action_error is None
 
 
 def test_budget_ends_the_episode_and_unsubmitted_cases_score_zero(env) -> None:  # noqa: ANN001

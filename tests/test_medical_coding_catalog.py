@@ -89,3 +89,111 @@ def test_modifier_25_flags_match_ncci(ref) -> None:
             continue
         edit = ref.ncci_edit(p["cpt"], "99213") or ref.ncci_edit("99213", p["cpt"])
         assert bool(edit) == p["em_needs_modifier_25"], p["id"]
+
+
+# -- the catalog checks itself against the tabular (issue 9, item 1) ---------------------------
+def test_no_synonym_belongs_to_another_code(ref) -> None:
+    """Titles, Includes notes, inclusion terms and Excludes1 notes: a phrase the tabular gives
+    to another code fails the build (e.g. 'sinus infection' is J32 by J32's Includes note)."""
+    from clarus_env.tasks.medical_coding.tabular_check import synonym_problems
+
+    assert synonym_problems(ref) == []
+
+
+def _with(cat, cid: str, **changes):  # noqa: ANN001, ANN202
+    from dataclasses import replace
+
+    cond = {**cat.by_id[cid], **changes}
+    conds = [cond if c["id"] == cid else c for c in cat.conditions]
+    return replace(cat, conditions=conds, by_id={**cat.by_id, cid: cond})
+
+
+@pytest.mark.parametrize(
+    ("cid", "phrase", "wrong_code"),
+    [
+        ("sx_cough", "cough", "R05.1"),
+        ("impetigo", "impetigo, nonbullous", "L01.00"),
+        ("psoriasis", "psoriasis", "L40.0"),
+        ("acute_sinusitis", "sinus infection", "J01.90"),
+        ("acute_maxillary_sinusitis", "maxillary sinusitis", "J01.00"),
+        ("atopic_dermatitis", "eczema", "L20.9"),
+        ("sx_nausea_vomiting", "vomiting", "R11.2"),
+        ("acute_bronchitis", "bronchitis", "J20.9"),
+        ("uri", "common cold", "J06.9"),
+        ("epidermal_cyst", "sebaceous cyst", "L72.0"),
+        ("acne", "acne", "L70.0"),
+        ("tinea_corporis", "ringworm", "B35.4"),
+        ("sx_sob", "dyspnea", "R06.02"),
+        ("sx_edema", "edema", "R60.0"),
+    ],
+)
+def test_the_self_check_catches_each_reviewed_row(ref, cid: str, phrase: str,
+                                                  wrong_code: str) -> None:
+    """Put a reviewer's finding back (the phrase coded as before) and the check fails on it."""
+    from clarus_env.tasks.medical_coding.tabular_check import synonym_problems
+
+    cat = load_catalog()
+    cond = cat.by_id[cid]
+    special = {k: v for k, v in cond.get("synonym_codes", {}).items() if k != phrase}
+    synonyms = cond["synonyms"] if phrase in cond["synonyms"] else [*cond["synonyms"], phrase]
+    bad = _with(cat, cid, codes=[wrong_code], synonyms=synonyms, synonym_codes=special)
+    problems = synonym_problems(ref, bad)
+    assert any(p.startswith(f"condition {cid}: {phrase!r}") for p in problems), problems
+
+
+def test_reviewed_rows_now_code_as_the_tabular_says() -> None:
+    cat = load_catalog()
+    by = cat.by_id
+
+    def code(cid: str, synonym: str) -> list[str]:
+        cond = by[cid]
+        assert synonym in cond["synonyms"], (cid, synonym)
+        return cat.codes_for(cond, cat.variants(cond)[0], None, synonym)
+
+    assert code("sx_cough", "cough") == ["R05.9"]
+    assert code("sx_cough", "acute cough") == ["R05.1"]
+    assert code("impetigo", "impetigo, nonbullous") == ["L01.01"]
+    assert code("psoriasis", "psoriasis") == ["L40.9"]
+    assert code("psoriasis", "plaque psoriasis") == ["L40.0"]
+    assert code("acute_sinusitis", "sinus infection") == ["J32.9"]
+    assert code("acute_maxillary_sinusitis", "maxillary sinusitis") == ["J32.0"]
+    assert code("atopic_dermatitis", "eczema") == ["L30.9"]
+    assert code("sx_nausea_vomiting", "vomiting") == ["R11.10"]
+    assert code("acute_bronchitis", "bronchitis") == ["J40"]
+    assert code("uri", "common cold") == ["J00"]
+    assert code("contact_dermatitis", "irritant dermatitis") == ["L24.9"]
+    assert code("epidermal_cyst", "sebaceous cyst") == ["L72.3"]
+    # rows rewritten instead of re-coded
+    assert not any("boil" in s for c in ("abscess_axilla", "abscess_leg")
+                   for s in by[c]["synonyms"])  # a boil is a furuncle (L02.42-)
+    assert not any("impaired fasting" in s for s in by["prediabetes"]["synonyms"])  # R73.01
+    assert all("chronic" in s.lower() for s in by["hf_alone"]["synonyms"])  # I50.22 is chronic
+    # W03 is a fall due to a collision; a collision without a fall is W51 (W03 Excludes1)
+    collision = cat.causes_by_id["sports_collision"]
+    assert collision["stem"].startswith("W03")
+    assert all("fell" in p or "to the ground" in p for p in collision["phrases"])
+
+
+def test_preventive_visit_with_vaccine_needs_modifier_25_by_ncci(ref) -> None:
+    """90471 is paired with every preventive visit (indicator 1): the visit carries 25;
+    Medicare's G0008 is not paired with them."""
+    cat = load_catalog()
+    admin = cat.procedures_by_id["vaccine_admin"]
+    assert admin["em_needs_modifier_25"]
+    for p in cat.procedures:
+        if p["kind"].startswith("preventive"):
+            edit = ref.ncci_edit(admin["cpt"], p["cpt"])
+            assert edit is not None and edit["modifier_indicator"] == "1", p["cpt"]
+            assert ref.ncci_edit(admin["medicare"], p["cpt"]) is None
+            assert ref.ncci_edit(p["cpt"], admin["medicare"]) is None
+
+
+def test_alternative_flags_match_the_bundle(ref) -> None:
+    cat = load_catalog()
+    for p in cat.procedures:
+        if p.get("bilateral_without_50"):
+            assert ref.rvu(p["cpt"])["bilat_surg"] == "2", p["id"]
+        if p.get("medicare"):
+            assert ref.rvu(p["medicare"])["status"] not in ("D", "I")
+    # status N preventive codes are the ones a Medicare note may carry GY on
+    assert ref.rvu("99397")["status"] == "N" and ref.rvu("99387")["status"] == "N"

@@ -200,3 +200,73 @@ def test_generation_is_fast(ref) -> None:
         generate_episode(s, ref)
     per_episode = (time.perf_counter() - t0) / 2000
     assert per_episode < 1e-3, per_episode
+
+
+# -- payer, modifier 25 on preventive + vaccine, acceptable alternatives (issue 9) -----------
+def test_the_note_states_the_payer_and_vaccine_codes_follow_it(train) -> None:
+    vaccine_cases = 0
+    for ep in train:
+        for case in ep["cases"]:
+            payer = case["payer"]
+            last = case["clinical_note"].splitlines()[-1]
+            assert ("Medicare" in last) == (payer == "medicare"), last
+            assert payer == ("medicare" if case["patient_age"] >= 65 else "commercial")
+            cpt = case["expected"]["cpt_codes"]
+            if "90656" not in cpt:
+                continue
+            vaccine_cases += 1
+            prev = [c for c in cpt if c.startswith(("9938", "9939"))]
+            assert len(prev) == 1
+            if payer == "medicare":  # G0008; NCCI does not pair it with the visit
+                assert "G0008" in cpt and "90471" not in cpt and "-25" not in prev[0]
+            else:  # 90471 is paired with 99381-99397 (indicator 1): the visit carries 25
+                assert "90471" in cpt and prev[0].endswith("-25"), cpt
+    assert vaccine_cases >= 20
+
+
+def _alternative_answers(case):  # noqa: ANN001, ANN202
+    """Every single-substitution answer the case's ``accept`` allows."""
+    exp, acc = case["expected"], case["accept"]
+    out = []
+    for code, alts in acc["icd10"].items():
+        for alt in alts:
+            out.append({
+                "primary_icd10": alt if exp["primary_icd10"] == code else exp["primary_icd10"],
+                "secondary_icd10s": [alt if c == code else c for c in exp["secondary_icd10s"]],
+                "cpt_codes": list(exp["cpt_codes"])})
+    for code, alts in acc["cpt"].items():
+        for alt in alts:
+            out.append({**exp, "cpt_codes": [alt if c == code else c for c in exp["cpt_codes"]]})
+    codes = [exp["primary_icd10"], *exp["secondary_icd10s"]]
+    for first in acc["primary_icd10"]:
+        out.append({"primary_icd10": first,
+                    "secondary_icd10s": [c for c in codes if c != first],
+                    "cpt_codes": list(exp["cpt_codes"])})
+    if acc["optional_icd10"]:
+        out.append({**exp, "secondary_icd10s": [*exp["secondary_icd10s"], "Y92.009", "Y93.01",
+                                                "Y99.8"]})
+    if acc["optional_cpt"]:
+        out.append({**exp, "cpt_codes": [*exp["cpt_codes"], *acc["optional_cpt"]]})
+    return out
+
+
+def test_every_accepted_alternative_is_valid_and_scores_one(train, ref) -> None:
+    from clarus_env.tasks.medical_coding.reward import score_submission
+
+    kinds = {"icd10": 0, "cpt": 0, "primary_icd10": 0, "optional_icd10": 0, "optional_cpt": 0}
+    for ep in train:
+        for case in ep["cases"]:
+            acc = case["accept"]
+            for k in kinds:
+                kinds[k] += bool(acc[k])
+            for alts in acc["icd10"].values():
+                assert all(icd_valid(a, ref) for a in alts), alts
+            for alts in acc["cpt"].values():
+                assert all(cpt_valid(normalize_cpt(a), ref) for a in alts), alts
+            assert all(cpt_valid(a, ref) for a in acc["optional_cpt"])
+            for answer in _alternative_answers(case):
+                r, b = score_submission(case["expected"], answer, ref, acc)
+                assert r == 1.0, (case["expected"], answer, b)
+            # the answer key itself still scores 1.0 with the alternatives in force
+            assert score_submission(case["expected"], dict(case["expected"]), ref, acc)[0] == 1.0
+    assert all(n > 0 for n in kinds.values()), kinds

@@ -53,15 +53,36 @@ def test_docstring_worked_examples(ref) -> None:
 def test_partial_credit_scale(ref) -> None:
     assert icd_similarity("E11.22", "E11.21", ref) == (0.5, "subcategory")
     assert icd_similarity("E11.22", "E11.9", ref) == (0.4, "category")
-    assert icd_similarity("S93.401A", "S93.401D", ref)[0] == pytest.approx(0.7)
-    assert icd_similarity("S93.401A", "S93.402A", ref)[0] == pytest.approx(0.6)
+    assert icd_similarity("S93.401A", "S93.409A", ref) == (0.6, "subcategory")
+    assert icd_similarity("S93.401A", "S93.401D", ref) == (0.2, "wrong_7th_character")
+    assert icd_similarity("S93.401A", "S93.402A", ref) == (0.2, "wrong_side")
     assert icd_similarity("I10", "I12.9", ref) == (0.1, "block")
     assert icd_similarity("I10", "J02.0", ref) == (0.0, "none")
-    # deeper common ancestor never earns less
-    assert (
-        icd_similarity("S93.401A", "S93.401D", ref)[0]
-        > icd_similarity("S93.401A", "S93.402A", ref)[0]
-    )
+
+
+@pytest.mark.parametrize(
+    ("expected", "false", "true_less_specific"),
+    [
+        ("S93.401A", "S93.401D", "S93.409A"),  # initial vs subsequent encounter
+        ("S93.401A", "S93.402A", "S93.409A"),  # right vs left ankle
+        ("M17.11", "M17.12", "M17.9"),  # right vs left knee OA
+        ("M17.11", "M17.0", "M17.10"),  # right vs bilateral
+        ("H66.91", "H66.93", "H66.90"),  # right ear vs both ears
+        ("L03.115", "L03.116", "L03.119"),
+        ("S52.521A", "S52.521S", "S52.509A"),  # sequela for an initial encounter
+        ("Z96.651", "Z96.652", "Z96.659"),
+    ],
+)
+def test_a_clinically_false_sibling_never_beats_a_true_less_specific_code(
+    ref, expected: str, false: str, true_less_specific: str
+) -> None:
+    f = icd_similarity(expected, false, ref)[0]
+    t = icd_similarity(expected, true_less_specific, ref)[0]
+    assert 0 < f < t, (expected, false, f, true_less_specific, t)
+    # and so in the whole reward, as primary and as secondary
+    exp = {"primary_icd10": expected, "secondary_icd10s": [], "cpt_codes": ["99213"]}
+    assert score(ref, exp, sub(false, [], ["99213"])) < score(
+        ref, exp, sub(true_less_specific, [], ["99213"]))
 
 
 def test_cpt_partial_credit() -> None:
@@ -71,10 +92,72 @@ def test_cpt_partial_credit() -> None:
     assert cpt_similarity("99203", "99213") == 0.25
     assert cpt_similarity("99396", "99386") == 0.25
     assert cpt_similarity("12001", "12002") == 0.25
-    assert cpt_similarity("20610-RT", "20610-LT") == 0.5
     assert cpt_similarity("99213-25", "99213") == 0.5
     assert cpt_similarity("99213", "20610") == 0.0
     assert cpt_similarity("99213", "99396") == 0.0
+
+
+def test_modifiers_are_scored_by_kind() -> None:
+    # laterality: the other side is false (0.2), no side is less specific (0.6)
+    assert cpt_similarity("20610-RT", "20610-LT") == 0.2
+    assert cpt_similarity("20610-RT", "20610-50") == 0.2
+    assert cpt_similarity("20550-RT", "20550-F1") == 0.2
+    assert cpt_similarity("20610-RT", "20610") == 0.6
+    assert cpt_similarity("20610", "20610-RT") == 0.6
+    assert cpt_similarity("20550-RT", "20550-F7") == 0.6
+    assert cpt_similarity("20610-RT", "20610-LT") < cpt_similarity("20610-RT", "20610")
+    # distinct service: 25 missing or extra
+    assert cpt_similarity("99213-25", "99213") == 0.5
+    assert cpt_similarity("99213", "99213-25") == 0.5
+    # informational
+    assert cpt_similarity("87880", "87880-QW") == 0.8
+    # kinds multiply
+    assert cpt_similarity("20610-25-RT", "20610-LT") == pytest.approx(0.1)
+
+
+ACCEPT_NONE = {"primary_icd10": [], "icd10": {}, "cpt": {}, "optional_icd10": [],
+               "optional_cpt": []}
+
+
+def accept(**kw) -> dict:
+    return {**ACCEPT_NONE, **kw}
+
+
+def test_accepted_alternatives_score_one(ref) -> None:
+    lipid = {"primary_icd10": "I10", "secondary_icd10s": ["E78.5"], "cpt_codes": ["99213"]}
+    acc = accept(icd10={"E78.5": ["E78.00"]})
+    assert score_submission(lipid, sub("I10", ["E78.00"], ["99213"]), ref, acc)[0] == 1.0
+    assert score_submission(lipid, sub("I10", ["E78.00"], ["99213"]), ref)[0] < 1.0
+    # both the expected and the alternative: the alternative is an extra code
+    assert score_submission(lipid, sub("I10", ["E78.5", "E78.00"], ["99213"]), ref, acc)[0] < 1
+    # sequencing-free pair: either etiology code first
+    ckd = {"primary_icd10": "E11.22", "secondary_icd10s": ["I12.9", "N18.31"],
+           "cpt_codes": ["99214"]}
+    acc = accept(primary_icd10=["E11.22", "I12.9"])
+    r, b = score_submission(ckd, sub("I12.9", ["E11.22", "N18.31"], ["99214"]), ref, acc)
+    assert r == 1.0 and "sequencing" in feedback_text(b)
+    assert score_submission(ckd, sub("N18.31", ["E11.22", "I12.9"], ["99214"]), ref, acc)[0] < 1
+    # modifiers and payer-dependent codes
+    proc = {"primary_icd10": "M65.321", "secondary_icd10s": [], "cpt_codes": ["20550-RT"]}
+    acc = accept(cpt={"20550-RT": ["20550-F6"]})
+    assert score_submission(proc, sub("M65.321", [], ["20550-F6"]), ref, acc)[0] == 1.0
+    assert score_submission(proc, sub("M65.321", [], ["20550-F1"]), ref, acc)[0] < 0.8
+    wax = {"primary_icd10": "H61.23", "secondary_icd10s": [], "cpt_codes": ["69210-50"]}
+    acc = accept(cpt={"69210-50": ["69210"]})
+    assert score_submission(wax, sub("H61.23", [], ["69210"]), ref, acc)[0] == 1.0
+
+
+def test_optional_codes_neither_add_nor_cost(ref) -> None:
+    inj = {"primary_icd10": "S93.401A", "secondary_icd10s": ["W01.0XXA"], "cpt_codes": ["99213"]}
+    acc = accept(optional_icd10=["Y92", "Y93", "Y99"])
+    with_y = sub("S93.401A", ["W01.0XXA", "Y92.009", "Y93.01", "Y99.8"], ["99213"])
+    assert score_submission(inj, with_y, ref, acc)[0] == 1.0
+    assert score_submission(inj, with_y, ref)[0] < 1.0
+    # optional families do not excuse anything else
+    assert score_submission(inj, sub("S93.401A", ["Y92.009"], ["99213"]), ref, acc)[0] < 1.0
+    knee = {"primary_icd10": "M17.11", "secondary_icd10s": [], "cpt_codes": ["20610-RT"]}
+    acc = accept(optional_cpt=["J3301"])
+    assert score_submission(knee, sub("M17.11", [], ["20610-RT", "J3301"]), ref, acc)[0] == 1.0
 
 
 def test_invalid_and_non_billable_codes_count_as_wrong(ref) -> None:

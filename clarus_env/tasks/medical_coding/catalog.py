@@ -10,6 +10,20 @@ A condition produces its codes either from ``codes`` or from the chosen entry of
 codes are stems that get the encounter character (A initial, D subsequent, S sequela) appended,
 padded with the placeholder ``X`` to six characters first, as ICD-10-CM I.A.4-5 requires.
 External-cause stems get the same 7th character as the injury they accompany.
+
+A plain condition may carry ``synonym_codes``: a synonym whose words the ICD-10-CM tabular gives
+to another code ("bronchitis" is J40, not the J20.9 of "acute bronchitis") emits that code
+instead, with the tabular reason in ``why``. :mod:`.tabular_check` tests every synonym against the
+tabular's titles, inclusion terms and Excludes1 notes, so a row whose words belong to another code
+fails the build.
+
+Acceptable alternatives (what a competent coder may defensibly submit instead) are data too:
+``alternatives`` (per expected code, optionally only when one of ``phrases`` is in the note),
+``sequence_free`` (codes any of which may be listed first), ``digit_modifiers`` (F/T modifiers
+that stand for the side on a digit procedure), and on procedures ``clia_waived`` (QW optional),
+``optional_supply`` (a drug supply the note documents by dose), ``bilateral_without_50``
+(PPRRVU bilateral indicator 2: the code is reported once, with or without 50) and ``medicare``
+(the HCPCS code Medicare requires instead of the CPT code).
 """
 
 from __future__ import annotations
@@ -57,6 +71,9 @@ SEXES = frozenset({"any", "female", "male"})
 SIDES = ("right", "left", "bilateral")
 SEVENTH = frozenset({"A", "D", "S"})
 MODIFIERS = frozenset({"RT", "LT", "50", "25"})
+DIGIT_MODIFIERS = frozenset(
+    {"FA", "TA", *(f"F{i}" for i in range(10)), *(f"T{i}" for i in range(10))}
+)
 BAD_RVU_STATUS = frozenset({"D", "I"})  # deleted / not valid for Medicare
 
 
@@ -83,10 +100,17 @@ class Catalog:
         ]
 
     def codes_for(
-        self, condition: dict[str, Any], variant: dict[str, Any], seventh: str | None
+        self,
+        condition: dict[str, Any],
+        variant: dict[str, Any],
+        seventh: str | None,
+        synonym: str | None = None,
     ) -> list[str]:
-        """The codes one (condition, variant, encounter) produces, in sequencing order."""
+        """The codes one (condition, variant, encounter, synonym) produces, in sequencing order."""
         codes = list(variant["codes"])
+        special = condition.get("synonym_codes", {}).get(synonym or "")
+        if special:
+            codes = list(special["codes"])
         if condition.get("seventh"):
             if seventh is None:
                 raise ValueError(f"{condition['id']} needs a 7th character")
@@ -100,8 +124,12 @@ class Catalog:
             chars = cond.get("seventh") or [None]
             for v in self.variants(cond):
                 for ch in chars:
-                    for code in self.codes_for(cond, v, ch):
-                        out.setdefault(code, []).append(cond["id"])
+                    for syn in [None, *cond.get("synonym_codes", {})]:
+                        for code in self.codes_for(cond, v, ch, syn):
+                            out.setdefault(code, []).append(cond["id"])
+            for alt in cond.get("alternatives", []):
+                for code in alt["accept"]:
+                    out.setdefault(code, []).append(cond["id"] + " (alternative)")
             for cid in cond.get("external_causes", []):
                 cause = self.causes_by_id.get(cid)
                 if cause:
@@ -185,6 +213,29 @@ def _structure_problems(cat: Catalog) -> list[str]:
             out.append(f"condition {cid}: every synonym of a sided condition must name the side")
         if "variants" in c and not sided and not all("{v}" in s for s in c["synonyms"]):
             out.append(f"condition {cid}: every synonym of a variant condition must carry {{v}}")
+        for syn, spec in c.get("synonym_codes", {}).items():
+            if syn not in c.get("synonyms", []):
+                out.append(f"condition {cid}: synonym_codes names {syn!r}, not a synonym")
+            if "variants" in c or c.get("seventh"):
+                out.append(f"condition {cid}: synonym_codes only on plain conditions")
+            if not spec.get("codes") or not spec.get("why"):
+                out.append(f"condition {cid}: synonym_codes[{syn!r}] needs codes and why")
+        for syn in c.get("tabular_ok", {}):
+            if syn not in c.get("synonyms", []):
+                out.append(f"condition {cid}: tabular_ok names {syn!r}, not a synonym")
+        emitted = {x for v in variants for x in v.get("codes", [])}
+        for alt in c.get("alternatives", []):
+            if alt.get("code") not in emitted or not alt.get("accept") or not alt.get("why"):
+                out.append(f"condition {cid}: an alternative needs an emitted code, accept, why")
+            for ph in alt.get("phrases", []):
+                if ph not in c.get("synonyms", []):
+                    out.append(f"condition {cid}: alternative phrase {ph!r} is not a synonym")
+        for code in c.get("sequence_free", []):
+            if not all(code in v.get("codes", []) for v in variants):
+                out.append(f"condition {cid}: sequence_free {code} not emitted by every variant")
+        for side, mod in c.get("digit_modifiers", {}).items():
+            if side not in SIDES or mod not in DIGIT_MODIFIERS:
+                out.append(f"condition {cid}: bad digit modifier {side}->{mod}")
         for ch in c.get("seventh", []):
             if ch not in SEVENTH:
                 out.append(f"condition {cid}: unknown 7th character {ch!r}")
@@ -241,6 +292,11 @@ def _structure_problems(cat: Catalog) -> list[str]:
         for m in p.get("laterality_modifiers", []):
             if m not in MODIFIERS:
                 out.append(f"procedure {pid}: unknown modifier {m!r}")
+        if p.get("bilateral_without_50") and "50" not in p.get("laterality_modifiers", []):
+            out.append(f"procedure {pid}: bilateral_without_50 but no modifier 50")
+        supply = p.get("optional_supply")
+        if supply and not (supply.get("code") and supply.get("when") and supply.get("why")):
+            out.append(f"procedure {pid}: optional_supply needs code, when and why")
     return out
 
 
@@ -262,11 +318,18 @@ def catalog_problems(ref: Any, catalog: Catalog | None = None) -> list[str]:
         elif node["code"] != code:
             out.append(f"ICD-10-CM {code} ({', '.join(owners)}): stored as {node['code']}")
     for p in cat.procedures:
-        row = ref.rvu(p["cpt"])
-        if row is None:
-            out.append(f"CPT {p['cpt']} ({p['id']}): not in PPRRVU")
-        elif row["status"] in BAD_RVU_STATUS:
-            out.append(f"CPT {p['cpt']} ({p['id']}): PPRRVU status {row['status']}")
+        extra = [x for x in (p.get("medicare"), (p.get("optional_supply") or {}).get("code")) if x]
+        for code in [p["cpt"], *extra]:
+            row = ref.rvu(code)
+            if row is None:
+                out.append(f"CPT {code} ({p['id']}): not in PPRRVU")
+            elif row["status"] in BAD_RVU_STATUS:
+                out.append(f"CPT {code} ({p['id']}): PPRRVU status {row['status']}")
+        if p.get("bilateral_without_50"):
+            row = ref.rvu(p["cpt"])
+            if row is not None and row.get("bilat_surg") != "2":
+                out.append(f"CPT {p['cpt']} ({p['id']}): bilateral_without_50 but PPRRVU "
+                           f"bilateral indicator {row.get('bilat_surg')!r} (needs 2)")
     return out
 
 

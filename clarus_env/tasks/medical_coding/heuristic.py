@@ -46,6 +46,7 @@ _HEADERS = {
     "exam": ("exam", "physical exam", "pe", "objective"),
     "assessment": ("assessment", "a", "impression", "diagnoses"),
     "plan": ("plan", "p", "plan/procedures"),
+    "payer": ("insurance", "payer", "coverage"),
 }
 _HEADER_OF = {h: key for key, names in _HEADERS.items() for h in names}
 _HEADER_RE = re.compile(
@@ -436,6 +437,8 @@ class HeuristicAgent:
     # -- CPT --------------------------------------------------------------------------------
     def _cpt(self, note: str, plan: str, age: int | None, preventive: bool) -> list[str]:
         new = bool(_NEW_PATIENT.search(note))
+        medicare = bool(re.search(r"^(insurance|payer|coverage):.*\bmedicare\b", note,
+                                  re.IGNORECASE | re.MULTILINE))
         procedures: list[tuple[str, bool]] = []
         for sentence in re.split(r"(?<=\.)\s+", plan):
             s = sentence.strip()
@@ -444,11 +447,14 @@ class HeuristicAgent:
             if _VACCINE.search(s):
                 if re.search(r"\b(influenza|flu|iiv\d?)\b", s, re.IGNORECASE):
                     query = "iiv3 vacc no prsv 0.5 ml im"
+                elif medicare:
+                    query = "admin influenza virus vac"
                 else:
                     query = "immunization admin"
                 hits = search_cpt(self.reference, query, 1)
                 if hits:
-                    procedures.append((hits[0]["code"], False))
+                    # NCCI pairs 90471 with the preventive visit (modifier 25); G0008 is unpaired
+                    procedures.append((hits[0]["code"], hits[0]["code"] == "90471"))
                 continue
             for pat, query, needs_25 in _PROCEDURES_RE:
                 if not pat.search(s):
@@ -466,7 +472,8 @@ class HeuristicAgent:
             band = next(
                 (i for top, i in _PREVENTIVE_AGES if (age if age is not None else 40) < top), 7
             )
-            out.append(f"99{'38' if new else '39'}{band}")
+            prev = f"99{'38' if new else '39'}{band}"
+            out.append(prev + ("-25" if any(m25 for _, m25 in procedures) else ""))
         else:
             em = self._em(plan, new)
             if em and any(m25 for _, m25 in procedures):

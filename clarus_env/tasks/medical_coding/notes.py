@@ -17,7 +17,15 @@ note says by rules a coder can name:
   MDM level; a visit only for a procedure gets the procedure alone; a procedure plus a separately
   identifiable problem gets the procedure and the E/M with modifier 25 when NCCI pairs them
   (``em_needs_modifier_25``); procedures on a paired organ carry RT/LT, or 50 when bilateral.
-  Preventive visits use 9938x/9939x by age and new/established status.
+  Preventive visits use 9938x/9939x by age and new/established status; with a same-day vaccine
+  the visit carries modifier 25 (NCCI pairs 90471 with 99381-99397, indicator 1).
+* **Payer**: every note ends with the payer it bills (Medicare from age 65, else a commercial
+  plan); Medicare takes G0008 for influenza vaccine administration (not paired with the visit).
+* **Acceptable alternatives** (``accept``, hidden like ``expected``): codes a competent coder may
+  defensibly submit instead -- a sequencing-free first-listed code, an equivalent code the note's
+  wording supports, payer- and modifier-dependent CPT forms (QW, GY, digit modifiers, 69210
+  without 50) and optional families (Y92/Y93/Y99 on injuries, a drug supply documented by dose)
+  that neither add nor cost. See :func:`.reward.apply_accept`.
 
 Cases are plain dicts so they serialize as they are. Everything derived from the catalog is built
 once per process (:func:`_pools`); generating an episode is then pure ``random.Random`` calls and
@@ -129,6 +137,14 @@ ORDERS = (
     ("cc", "hpi", "ros", "exam", "pmh", "meds", "assessment", "plan"),
     ("assessment", "cc", "hpi", "pmh", "meds", "ros", "exam", "plan"),
 )
+MEDICARE_AGE = 65
+PAYER_LINES = {
+    "medicare": ("Insurance: Medicare Part B.", "Payer: Medicare (traditional, Part B).",
+                 "Coverage: Original Medicare."),
+    "commercial": ("Insurance: commercial PPO.", "Payer: commercial plan (employer HMO).",
+                   "Coverage: private commercial insurance."),
+}
+OPTIONAL_EXTERNAL_CAUSE = ("Y92", "Y93", "Y99")
 UNCERTAIN_PLANS = (
     "workup pending",
     "confirmatory testing ordered",
@@ -177,6 +193,8 @@ class _Pools:
             if p["kind"] in ("em_new", "em_est")
         }
         self.preventive = [p for p in cat.procedures if p["kind"].startswith("preventive")]
+        self.by_cpt = {p["cpt"]: p for p in cat.procedures}
+        self.by_cpt.update({p["medicare"]: p for p in cat.procedures if p.get("medicare")})
 
 
 @lru_cache(maxsize=4)
@@ -205,7 +223,9 @@ def _patient(rng: random.Random, c: dict[str, Any]) -> tuple[int, str]:
 class _Item:
     """One documented condition: its variant, encounter character and rendered phrase."""
 
-    __slots__ = ("cond", "variant", "seventh", "text", "codes", "side", "role", "status_text")
+    __slots__ = (
+        "cond", "variant", "seventh", "text", "codes", "side", "role", "status_text", "synonym"
+    )
 
     def __init__(
         self,
@@ -227,8 +247,9 @@ class _Item:
             seventh = rng.choice(cond["seventh"])
         self.seventh = seventh
         self.side = variant.get("side")
-        self.codes = pools.cat.codes_for(cond, variant, seventh)
-        self.text = _render(rng, rng.choice(cond["synonyms"]), variant)
+        self.synonym = rng.choice(cond["synonyms"])
+        self.codes = pools.cat.codes_for(cond, variant, seventh, self.synonym)
+        self.text = _render(rng, self.synonym, variant)
         self.role = ""
         self.status_text = ""
 
@@ -713,8 +734,21 @@ def _case_medium(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         items.append(vac)
         prev = _preventive_code(pools, age, new)
         plan.append(_proc_text(rng, pools.procs["flu_vaccine_product"], None))
-        plan.append(_proc_text(rng, pools.procs["vaccine_admin"], None))
-        cpt = [prev["cpt"], "90471", "90656"]
+        admin = pools.procs["vaccine_admin"]
+        plan.append(_proc_text(rng, admin, None))
+        if payer_for(age) == "medicare":
+            # Medicare pays flu administration under G0008, which NCCI does not pair with the
+            # preventive visit: no modifier 25
+            cpt = [prev["cpt"], admin["medicare"], "90656"]
+            rules.append("Medicare: influenza vaccine administration is G0008")
+        else:
+            # NCCI pairs 90471 with 99381-99397 (modifier indicator 1): the visit carries 25
+            cpt = [
+                f"{prev['cpt']}-25" if admin["em_needs_modifier_25"] else prev["cpt"],
+                admin["cpt"],
+                "90656",
+            ]
+            rules.append("modifier 25 on a preventive visit with a same-day vaccine administration")
         rules.append("immunization: Z23 + administration + vaccine product")
         return _finish(
             rng,
@@ -1132,6 +1166,9 @@ def _finish(
         encounter_line=encounter_line,
         distractors=rng.randint(0, 3),
     )
+    payer = payer_for(age)
+    note += "\n" + random.Random(f"payer|{note}").choice(PAYER_LINES[payer])
+    accept = _accept(pools, items, codes, _dedupe(cpt), note, payer)
     rules_out = _dedupe(
         rules + [r for i in items for r in ([i.cond["rule"]] if i.role != "primary" else [])]
     )
@@ -1149,10 +1186,82 @@ def _finish(
             "secondary_icd10s": codes[1:],
             "cpt_codes": _dedupe(cpt),
         },
+        "accept": accept,
         "rules": _dedupe(rules_out),
         "negated": [{"phrase": n["phrase"], "code": n["code"]} for n in negated],
         "new_patient": new,
         "visit": "procedure" if procedure_only else "preventive" if preventive else "problem",
+        "payer": payer,
+    }
+
+
+def payer_for(age: int) -> str:
+    """The payer the note states: Medicare from 65, a commercial plan below."""
+    return "medicare" if age >= MEDICARE_AGE else "commercial"
+
+
+def _accept(
+    pools: _Pools,
+    items: list[_Item],
+    codes: list[str],
+    cpt: list[str],
+    note: str,
+    payer: str,
+) -> dict[str, Any]:
+    """The codes a competent coder may defensibly submit instead of the expected ones.
+
+    ``primary_icd10``: codes any of which may be listed first (a sequencing-free pair), the
+    expected primary included; ``icd10``/``cpt``: expected code -> equivalent codes that score as
+    it; ``optional_icd10`` (code prefixes) and ``optional_cpt``: codes that neither add nor cost.
+    """
+    icd: dict[str, list[str]] = {}
+    cpt_alt: dict[str, list[str]] = {}
+    optional_icd: list[str] = []
+    optional_cpt: list[str] = []
+    primary: list[str] = []
+    present = set(codes)
+    if items:
+        free = items[0].cond.get("sequence_free", [])
+        if codes and codes[0] in free:
+            primary = [c for c in free if c in present]
+    for it in items:
+        for alt in it.cond.get("alternatives", []):
+            if alt["code"] in it.codes and (
+                not alt.get("phrases") or it.synonym in alt["phrases"]
+            ):
+                icd.setdefault(alt["code"], []).extend(
+                    a for a in alt["accept"] if a not in present
+                )
+        digits = it.cond.get("digit_modifiers", {})
+        if digits and it.side in digits:
+            own = {pools.procs[p]["cpt"] for p in it.cond.get("procedures", [])}
+            for code in cpt:
+                base, *mods = code.split("-")
+                if base in own and SIDE_MOD[it.side] in mods:
+                    swapped = [digits[it.side] if m == SIDE_MOD[it.side] else m for m in mods]
+                    cpt_alt.setdefault(code, []).append("-".join([base, *swapped]))
+    if any(c[:1] in ("S", "T") for c in codes):
+        optional_icd.extend(OPTIONAL_EXTERNAL_CAUSE)  # place, activity, status (I.C.20)
+    for code in cpt:
+        base, *mods = code.split("-")
+        proc = pools.by_cpt.get(base)
+        if proc is None:
+            continue
+        if proc.get("clia_waived"):
+            cpt_alt.setdefault(code, []).append("-".join([base, *sorted({*mods, "QW"})]))
+        if proc.get("bilateral_without_50") and "50" in mods:
+            cpt_alt.setdefault(code, []).append("-".join([base, *[m for m in mods if m != "50"]]))
+        if payer == "medicare" and proc["kind"].startswith("preventive"):
+            cpt_alt.setdefault(code, []).append("-".join([base, *sorted({*mods, "GY"})]))
+        supply = proc.get("optional_supply")
+        if supply and supply["when"] in note:
+            optional_cpt.append(supply["code"])
+    return {
+        "primary_icd10": primary,
+        "icd10": {k: _dedupe(v) for k, v in icd.items() if v},
+        "cpt": {k: _dedupe(v) for k, v in cpt_alt.items()},
+        "optional_icd10": optional_icd,
+        "optional_cpt": _dedupe(optional_cpt),
     }
 
 

@@ -16,25 +16,54 @@ An ICD-10-CM code is valid only if it is a billable leaf of the bundle's code se
 only if PPRRVU lists it with a status other than D (deleted) and every modifier is a known one.
 Invalid codes earn nothing but still count as submitted, so they cost like any wrong code.
 
+Acceptable alternatives
+-----------------------
+A case may carry ``accept`` (built by the note generator from the catalog): codes a competent
+coder may defensibly submit instead of the expected ones. Before scoring, :func:`apply_accept`
+rewrites an accepted equivalent into the expected code it stands for (``E78.00`` for ``E78.5``
+when the note says "high cholesterol", ``87880-QW`` for ``87880``, ``20550-F6`` for
+``20550-RT``, ``69210`` for ``69210-50``, ``99397-GY`` for ``99397`` under Medicare), lets a
+sequencing-free code be first-listed (``I12.9`` or ``E11.22`` for diabetes + hypertension + CKD;
+the other moves to the secondaries), and drops optional codes that are not expected
+(``Y92``/``Y93``/``Y99`` place, activity and status codes on an injury, ICD-10-CM I.C.20; a
+``J3301`` drug supply the note documents by dose), so they neither add nor cost. An accepted
+answer therefore scores exactly 1.0, like the expected one.
+
 Similarity of two valid codes
 -----------------------------
 ICD-10-CM, by the depth ``d`` of their nearest common ancestor in the tabular tree (chapter 1,
 block 2, category 3, then one level per extra character)::
 
     identical                           1.0
+    clinically false sibling            0.2      (wrong side, wrong 7th character)
     common ancestor at depth d >= 3     min(0.4 + 0.1 * (d - 3), 0.8)
     common block only (d = 2)           0.1      (I10 vs I12.9)
     otherwise                           0.0
 
+A *clinically false sibling* states something untrue about the documented condition: the same
+6-character code with another 7th character (S93.401D for S93.401A: subsequent for initial
+encounter) or a code whose title names another side (M17.12 for M17.11, H66.93 for H66.91). It
+scores 0.2, below every true but less specific code of the same category (>= 0.4), so guessing a
+side never pays better than leaving it unspecified.
 e.g. E11.22 vs E11.21 (E11.2, d=4) = 0.5; E11.22 vs E11.9 (E11, d=3) = 0.4;
-S93.401A vs S93.401D (S93.401, d=6) = 0.7.
+S93.401A vs S93.409A (S93.40, d=5) = 0.6; S93.401A vs S93.401D = 0.2; S93.401A vs S93.402A = 0.2.
 
-CPT: ``base similarity x modifier factor``; the modifier factor is 1.0 when the modifier sets are
-equal, else 0.5. Base similarity: same code 1.0; same E/M family (99202-99205, 99211-99215,
-99381-99387, 99391-99397) one level apart 0.5, further apart 0.25; the sibling family at the same
-level (99203 vs 99213, 99386 vs 99396) 0.25; other codes sharing their first four characters
-(12001 vs 12002) 0.25; otherwise 0. So ``99213`` for ``99213-25`` scores 0.5 and ``99214-25``
-for ``99213-25`` 0.5.
+CPT: ``base similarity x modifier factor``. Base similarity: same code 1.0; same E/M family
+(99202-99205, 99211-99215, 99381-99387, 99391-99397) one level apart 0.5, further apart 0.25;
+the sibling family at the same level (99203 vs 99213, 99386 vs 99396) 0.25; other codes sharing
+their first four characters (12001 vs 12002) 0.25; otherwise 0. Modifiers are scored by kind,
+and the factors multiply:
+
+    equal modifier sets                                     1.0
+    laterality (RT/LT/50, F*/T*/E* digit and eyelid):
+        the other side (RT for LT, F6 for F1, 50 for RT)    0.2   clinically false
+        side missing, or one given where none was due       0.6   less specific
+        same side, another site modifier (F7 for RT)        0.6
+    distinct-service (25, 57) missing or extra              0.5   the E/M is denied
+    any other modifier (QW, GY, 59, X{EPSU}, ...) differs   0.8
+
+So ``99213`` for ``99213-25`` scores 0.5, ``20610`` for ``20610-RT`` 0.6, ``20610-LT`` for
+``20610-RT`` 0.2, and ``99214-25`` for ``99213-25`` 0.5.
 
 Components
 ----------
@@ -151,6 +180,12 @@ _EM_INDEX["99211"] = ("office_est", -1, "office")
 _CPT_RE = re.compile(r"^([0-9A-Z]{5})([0-9A-Z]*)$")
 
 _CACHE: dict[tuple[str, str, str], Any] = {}
+FALSE_SIBLING = 0.2  # below every true, less specific code of the same category (>= 0.4)
+MOD_WRONG_SIDE = 0.2  # RT for LT, F6 for F1, 50 for RT: the claim states the wrong side
+MOD_MISSING_SIDE = 0.6  # no side where one was due (or one where none was): less specific
+MOD_DISTINCT = 0.5  # 25/57 missing or extra: the E/M is denied (or unbundling is asserted)
+MOD_OTHER = 0.8  # informational / payment modifiers (QW, GY, 59, X{EPSU}, ...)
+DISTINCT_MODIFIERS = frozenset({"25", "57"})
 
 
 # --------------------------------------------------------------------------------------------
@@ -224,16 +259,50 @@ def _ancestors(code: str, ref: Any) -> dict[str, int]:
 # --------------------------------------------------------------------------------------------
 # similarity
 # --------------------------------------------------------------------------------------------
+_SIDE_WORDS = {"right": "R", "left": "L", "bilateral": "B"}
+_WORD = re.compile(r"[a-z]+")
+
+
+def _sides(code: str, ref: Any) -> frozenset[str]:
+    def look() -> frozenset[str]:
+        node = ref.icd10cm(code)
+        words = _WORD.findall((node["description"] if node else "").lower())
+        return frozenset(_SIDE_WORDS[w] for w in words if w in _SIDE_WORDS)
+
+    return _cached("sides", ref, code, look)
+
+
+def false_sibling(expected: str, submitted: str, ref: Any) -> str:
+    """Why ``submitted`` says something clinically false about the expected condition, or ''.
+
+    A different 7th character of the same 6-character code (initial vs subsequent encounter,
+    sequela) and a code naming the other side (right vs left vs bilateral) are false statements,
+    not less specific ones.
+    """
+    a, b = expected.replace(".", ""), submitted.replace(".", "")
+    if len(a) == len(b) == 7 and a[:6] == b[:6] and a[6] != b[6]:
+        return "wrong_7th_character"
+    sa, sb = _sides(expected, ref), _sides(submitted, ref)
+    if sa and sb and sa != sb:
+        return "wrong_side"
+    return ""
+
+
 def icd_similarity(expected: str, submitted: str, ref: Any) -> tuple[float, str]:
     """(credit, level) for two valid normalised ICD-10-CM codes; see the module docstring."""
     if expected == submitted:
         return 1.0, "exact"
+    why = false_sibling(expected, submitted, ref)
+    if why:
+        return FALSE_SIBLING, why
     a = _ancestors(expected, ref)
     b = _ancestors(submitted, ref)
     common = [d for c, d in a.items() if c in b]
     depth = max(common, default=0)
     if depth >= 3:
-        return min(0.4 + 0.1 * (depth - 3), 0.8), "category" if depth == 3 else "subcategory"
+        return round(min(0.4 + 0.1 * (depth - 3), 0.8), 6), (
+            "category" if depth == 3 else "subcategory"
+        )
     if depth == 2:
         return 0.1, "block"
     return 0.0, "none"
@@ -254,12 +323,42 @@ def _cpt_base_similarity(a: str, b: str) -> float:
     return 0.25 if a[:4] == b[:4] else 0.0
 
 
+def _modifier_side(mod: str) -> str:
+    if mod in ("RT", "E3", "E4") or (len(mod) == 2 and mod[0] in "FT" and mod[1] in "56789"):
+        return "R"
+    if mod in ("LT", "E1", "E2", "FA", "TA") or (
+        len(mod) == 2 and mod[0] in "FT" and mod[1] in "01234"
+    ):
+        return "L"
+    return "B" if mod == "50" else ""
+
+
+def modifier_factor(expected: list[str], submitted: list[str]) -> float:
+    """Credit factor for the modifiers of two codes, by kind (see the module docstring)."""
+    ea, sa = set(expected), set(submitted)
+    if ea == sa:
+        return 1.0
+    factor = 1.0
+    side_e = {_modifier_side(m) for m in ea} - {""}
+    side_s = {_modifier_side(m) for m in sa} - {""}
+    lat = {m for m in ea | sa if _modifier_side(m)}
+    if side_e != side_s:
+        factor *= MOD_WRONG_SIDE if side_e and side_s else MOD_MISSING_SIDE
+    elif (ea & lat) != (sa & lat):
+        factor *= MOD_MISSING_SIDE  # same side, another digit/site modifier
+    if (ea & DISTINCT_MODIFIERS) != (sa & DISTINCT_MODIFIERS):
+        factor *= MOD_DISTINCT
+    if (ea - lat - DISTINCT_MODIFIERS) != (sa - lat - DISTINCT_MODIFIERS):
+        factor *= MOD_OTHER
+    return factor
+
+
 def cpt_similarity(expected: str, submitted: str) -> float:
     """Credit for two valid normalised CPT codes (base similarity x modifier factor)."""
     ea, *ma = expected.split("-")
     sa, *ms = submitted.split("-")
     base = _cpt_base_similarity(ea, sa)
-    return base * (1.0 if set(ma) == set(ms) else 0.5)
+    return base * modifier_factor(ma, ms)
 
 
 # --------------------------------------------------------------------------------------------
@@ -318,10 +417,97 @@ def _soft_f1(
     }
 
 
+def apply_accept(
+    expected: dict[str, Any], submitted: dict[str, Any], accept: dict[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """Rewrite a submission by the case's acceptable alternatives before it is scored.
+
+    An accepted equivalent becomes the expected code it stands for (unless that code was
+    submitted too); a sequencing-free primary swaps places with the expected primary; optional
+    codes (external-cause place/activity/status families, an optional drug supply) that are not
+    expected are dropped, so they neither add nor cost. Returns (expected, submitted, notes).
+    """
+    if not accept or not isinstance(submitted, dict):
+        return expected, submitted, []
+    notes: list[str] = []
+    exp = {
+        "primary_icd10": normalize_icd(expected["primary_icd10"]),
+        "secondary_icd10s": [normalize_icd(c) for c in expected.get("secondary_icd10s", [])],
+        "cpt_codes": [normalize_cpt(c) for c in expected.get("cpt_codes", [])],
+    }
+    all_icd = [exp["primary_icd10"], *exp["secondary_icd10s"]]
+    icd_alias = {
+        normalize_icd(a): e for e, alts in accept.get("icd10", {}).items() for a in alts
+    }
+    cpt_alias = {
+        normalize_cpt(a): normalize_cpt(e)
+        for e, alts in accept.get("cpt", {}).items()
+        for a in alts
+    }
+    primary = normalize_icd(submitted.get("primary_icd10", ""))
+    secs = [normalize_icd(c) for c in _as_list(submitted.get("secondary_icd10s"))]
+    cpts = [normalize_cpt(c) for c in _as_list(submitted.get("cpt_codes"))]
+    given_icd = {primary, *secs}
+    given_cpt = set(cpts)
+
+    def icd(c: str) -> str:
+        e = icd_alias.get(c)
+        if e and e not in given_icd:
+            notes.append(f"{c} accepted as an equivalent code")
+            return e
+        return c
+
+    def cpt(c: str) -> str:
+        e = cpt_alias.get(c)
+        if e and e not in given_cpt:
+            notes.append(f"{c} accepted as an equivalent code")
+            return e
+        return c
+
+    primary = icd(primary)
+    secs = [icd(c) for c in secs]
+    cpts = [cpt(c) for c in cpts]
+    free = [normalize_icd(c) for c in accept.get("primary_icd10", [])]
+    if primary != exp["primary_icd10"] and primary in free and primary in all_icd:
+        notes.append(f"{primary} accepted as first-listed (sequencing is not fixed)")
+        exp["secondary_icd10s"] = [exp["primary_icd10"]] + [
+            c for c in all_icd[1:] if c != primary
+        ]
+        exp["primary_icd10"] = primary
+    prefixes = tuple(normalize_icd(p).replace(".", "") for p in accept.get("optional_icd10", []))
+    keep = []
+    for c in secs:
+        if c not in all_icd and prefixes and c.replace(".", "").startswith(prefixes):
+            notes.append(f"{c} is optional (neither adds nor costs)")
+            continue
+        keep.append(c)
+    optional_cpt = {normalize_cpt(c) for c in accept.get("optional_cpt", [])}
+    kept_cpt = []
+    for c in cpts:
+        if c.split("-")[0] in optional_cpt and c not in exp["cpt_codes"]:
+            notes.append(f"{c} is optional (neither adds nor costs)")
+            continue
+        kept_cpt.append(c)
+    sub = {"primary_icd10": primary, "secondary_icd10s": keep, "cpt_codes": kept_cpt}
+    return exp, sub, notes
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else []
+
+
 def score_submission(
-    expected: dict[str, Any], submitted: dict[str, Any], ref: Any
+    expected: dict[str, Any],
+    submitted: dict[str, Any],
+    ref: Any,
+    accept: dict[str, Any] | None = None,
 ) -> tuple[float, dict[str, Any]]:
-    """(reward in [0, 1], breakdown) for one case; see the module docstring for the formula."""
+    """(reward in [0, 1], breakdown) for one case; see the module docstring for the formula.
+
+    ``accept`` is the case's acceptable alternatives (:func:`apply_accept`); without it only
+    the expected codes score in full.
+    """
+    expected, submitted, accepted = apply_accept(expected, submitted, accept)
     sub = submitted or {}
     # primary
     exp_primary = normalize_icd(expected["primary_icd10"])
@@ -372,6 +558,7 @@ def score_submission(
         "primary": primary,
         "secondary": secondary,
         "cpt": cpt,
+        "accepted": accepted,
     }
     return reward, breakdown
 
@@ -415,6 +602,8 @@ def feedback_text(breakdown: dict[str, Any]) -> str:
             head,
             _component_text("Secondary ICD-10-CM", breakdown["secondary"]),
             _component_text("CPT", breakdown["cpt"]),
+            *(["Accepted: " + "; ".join(breakdown["accepted"]) + "."]
+              if breakdown.get("accepted") else []),
             f"Reward {breakdown['reward']:.3f}.",
         ]
     )
