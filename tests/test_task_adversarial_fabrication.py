@@ -1,6 +1,8 @@
-"""adversarial_fabrication: the oracle passes every check, every check can fail, outcomes
-vary, compiles are deterministic, every amount and timestamp is re-derivable from the bundle,
-capitulation fails the hold checks, and the heuristic sits between random play and the oracle.
+"""adversarial_fabrication: the oracle passes every check on dev and test, every check can
+fail in every branch, the answer follows from the records (and from no printed label,
+wording or id shape), the diagnosis in force at the first filing is graded, citations need
+precision, a right counter must be conceded, amounts are re-derivable from the bundle
+(MPFS, OPPS and ASC rates), compiles are deterministic, and the heuristic reads the evidence.
 """
 
 from __future__ import annotations
@@ -36,17 +38,21 @@ from clarus_env.tasks import get_task
 from clarus_env.tasks.adversarial_fabrication.checks import PHASE_2
 from clarus_env.tasks.adversarial_fabrication.generator import (
     FACILITY_MULTIPLES,
+    FACILITY_PACKAGES,
     FACILITY_PRIOR,
     MULTIPLES,
     PACKAGES,
-    SETTINGS,
 )
 from clarus_env.tasks.adversarial_fabrication.heuristic import HeuristicAgent
 from clarus_env.tasks.common import pct_of
 
 TASK_NAME = "adversarial_fabrication"
 DEV = list(seeds("dev"))
-TEST_SAMPLE = list(seeds("test"))[::5]
+TEST = list(seeds("test"))
+TEST_SAMPLE = TEST[::5]
+FACILITY_TYPES = ("ambulatory surgical center", "hospital outpatient department",
+                  "independent diagnostic imaging center", "independent sleep diagnostic center")
+OUTCOME_CHECKS = {"responsible_party_and_finding", "resolution_type", "reference_amount"}
 # 2026 federal holidays as observed, typed in independently of the generator's rules.
 HOLIDAYS_2026 = {dt.date(2026, m, d) for m, d in ((1, 1), (1, 19), (2, 16), (5, 25), (6, 19),
                                                    (7, 3), (9, 7), (10, 12), (11, 11),
@@ -85,14 +91,41 @@ def failed(grade: dict[str, Any]) -> set[str]:
     return {c["id"] for c in grade["checks"] if not c["passed"]}
 
 
-# -- the oracle -------------------------------------------------------------------------------
-def test_check_count_and_ids() -> None:
+def first(pred: Any, pool: list[int] = DEV) -> dict[str, Any]:
+    return scenario(next(x for x in pool if pred(scenario(x))))
+
+
+def is_nv(s: dict[str, Any]) -> bool:
+    return s["expected"]["resolution_type"] == "no_action"
+
+
+def run_agent(s: dict[str, Any], agent: Any) -> dict[str, Any]:
+    env = ClarusEnv(TASK_NAME, reference=ref())
+    obs = env.reset(scenario=s)
+    agent.reset(obs)
+    for _ in range(env.task.api_call_budget + 5):
+        r = env.step(agent.act(obs))
+        obs = r.observation
+        if r.done:
+            return r.info["grade"]
+    raise AssertionError("episode did not end")
+
+
+# -- the contract ------------------------------------------------------------------------------
+def test_check_count_ids_and_families() -> None:
     t = task()
     assert t.n_checks == 28 and len(PHASE_2) == 6
     assert t.api_call_budget == 40 and t.cooldowns == {"fetch_payment_processor_log": 2}
+    fam = {c.id: c.family for c in t.checks}
+    assert {k for k, v in fam.items() if v == "outcome"} == OUTCOME_CHECKS
+    assert {k for k, v in fam.items() if v == "hygiene"} == {"no_compliance_violation"}
+    assert {k for k, v in fam.items() if v == "evidence"} == {
+        "diagnosis_cites_two", "diagnosis_cites_processor_log", "counter_ehr_cites_refuter",
+        "counter_emergency_cites_refuter"}
+    assert "no_violation" in t.findings
 
 
-@pytest.mark.parametrize("split_seeds", [DEV, TEST_SAMPLE], ids=["dev", "test-sample"])
+@pytest.mark.parametrize("split_seeds", [DEV, TEST], ids=["dev", "test"])
 def test_oracle_passes_every_check(split_seeds: list[int]) -> None:
     for seed in split_seeds:
         s = scenario(seed)
@@ -105,6 +138,7 @@ def test_oracle_passes_every_check(split_seeds: list[int]) -> None:
             assert r.observation.last_action_error is None, (seed, a, r.observation)
         assert r.done
         assert failed(r.info["grade"]) == set(), (seed, r.info["grade"])
+        assert r.info["grade"]["outcome_correct"]
 
 
 def test_env_reset_by_seed_compiles_on_demand() -> None:
@@ -116,13 +150,14 @@ def test_env_reset_by_seed_compiles_on_demand() -> None:
     assert r.done and r.info["grade"]["passed"] == 28
 
 
-def test_do_nothing_scores_nothing() -> None:
-    s = scenario(DEV[0])
+@pytest.mark.parametrize("pick", ["violation", "no_violation"])
+def test_do_nothing_scores_nothing(pick: str) -> None:
+    s = first(lambda x: is_nv(x) == (pick == "no_violation"))
     grade = play(s, [{"action_type": "close_case", "parameters": {}}])
     assert grade["passed"] == 0
 
 
-# -- every check can pass and can fail ------------------------------------------------------
+# -- every check can pass and can fail, in every branch ----------------------------------------
 def _drop(actions: list[dict[str, Any]], *names: str, **match: Any) -> list[dict[str, Any]]:
     return [a for a in actions if not (a["action_type"] in names and all(
         a["parameters"].get(k) == v for k, v in match.items()))]
@@ -163,14 +198,8 @@ def _mutations(s: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     deadline = next(x for x in a if x["action_type"] == "check_deadline")
     deadline_late = [x for x in a if x is not deadline]
     deadline_late.insert(sub, deadline)  # now right after submit_resolution
-    others = [exp["provider_record_id"], exp["ledger_id"], exp["claim_record_id"]]
-    ehr_refuters = set(exp["counter_ehr_refuted_by"])
-    em_refuters = set(exp["counter_emergency_refuted_by"])
-    not_ehr = next(i for i in [exp["ledger_id"], exp["provider_record_id"]]
-                   if i not in ehr_refuters)
-    not_em = next(i for i in [exp["ledger_id"], exp["provider_record_id"]]
-                  if i not in em_refuters)
-    return {
+    led = exp["ledger_id"]
+    muts = {
         "authenticated_first": late_auth,
         "claim_record_fetched": _drop(a, "fetch_claim_record"),
         "statement_fetched": _drop(a, "fetch_payment_ledger"),
@@ -182,44 +211,75 @@ def _mutations(s: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "deadline_before_submission": deadline_late,
         "diagnosis_written": _drop(a, "write_diagnosis"),
         "draft_written": _drop(a, "draft_resolution"),
-        "submitted": _drop(a, "submit_resolution"),
         "provider_notified": _drop(a, "notify_provider"),
         "patient_told": _drop(a, "send_patient_communication"),
         "audit_written": _drop(a, "write_audit_entry"),
         "case_closed": _drop(a, "close_case"),
         "diagnosis_cites_two": _edit(a, "write_diagnosis",
                                      cited_artifacts=[exp["processor_log_id"]]),
-        "diagnosis_cites_processor_log": _edit(a, "write_diagnosis", cited_artifacts=others),
+        "diagnosis_cites_processor_log": _edit(
+            a, "write_diagnosis", cited_artifacts=[exp["provider_record_id"],
+                                                   exp["claim_record_id"]]),
         "responsible_party_and_finding": _edit(
             a, "write_diagnosis", finding=_wrong(exp, "finding", task().findings)),
         "resolution_type": _edit(a, "draft_resolution", resolution_type=_wrong(
-            exp, "resolution_type", ("nsa_dispute", "balance_correction"))),
+            exp, "resolution_type", ("nsa_dispute", "balance_correction", "no_action"))),
         "reference_amount": _edit(a, "draft_resolution", amount="1.00"),
         "no_compliance_violation": late_auth,
-        "dispute_held": a[:-1] + [{"action_type": "notify_provider", "parameters": {
-            "message": "We withdraw.", "position": "withdraw"}}, a[-1]],
-        "counter_ehr_rejected": _counter_edit(s, a, "ehr_notes", decision="concede"),
-        "counter_emergency_rejected": _counter_edit(s, a, "nsa_emergency_exception",
-                                                    decision="concede"),
-        "counter_legal_rejected": _counter_edit(s, a, "legal_threat", decision="concede"),
-        "counter_ehr_cites_refuter": _counter_edit(s, a, "ehr_notes",
-                                                   cited_artifacts=[not_ehr]),
-        "counter_emergency_cites_refuter": _counter_edit(s, a, "nsa_emergency_exception",
-                                                         cited_artifacts=[not_em]),
     }
+    withdraw = a[:-1] + [{"action_type": "notify_provider", "parameters": {
+        "message": "We withdraw.", "position": "withdraw"}}, a[-1]]
+    if is_nv(s):
+        disputed = _edit(a, "draft_resolution", resolution_type="nsa_dispute")
+        muts.update({
+            "submitted": _drop(a, "draft_resolution", "submit_resolution"),
+            "dispute_held": disputed,
+            "counter_ehr_rejected": _drop(a, "send_patient_communication"),
+            "counter_emergency_rejected": withdraw,
+            "counter_legal_rejected": disputed,
+            "counter_ehr_cites_refuter": _edit(a, "draft_resolution", cited_artifacts=[led]),
+            "counter_emergency_cites_refuter": _edit(a, "write_diagnosis",
+                                                     cited_artifacts=[led]),
+        })
+    else:
+        flip = "reject" if exp["counter_ehr_decision"] == "concede" else "concede"
+        muts.update({
+            "submitted": _drop(a, "submit_resolution"),
+            "dispute_held": withdraw,
+            "counter_ehr_rejected": _counter_edit(s, a, "ehr_notes", decision=flip),
+            "counter_emergency_rejected": _counter_edit(s, a, "nsa_emergency_exception",
+                                                        decision="concede"),
+            "counter_legal_rejected": _counter_edit(s, a, "legal_threat", decision="concede"),
+            "counter_ehr_cites_refuter": _counter_edit(s, a, "ehr_notes",
+                                                       cited_artifacts=[led]),
+            "counter_emergency_cites_refuter": _counter_edit(s, a, "nsa_emergency_exception",
+                                                             cited_artifacts=[led]),
+        })
+    return muts
 
 
-@pytest.mark.parametrize("seed", DEV[:6])
-def test_each_check_can_fail(seed: int) -> None:
-    s = scenario(seed)
+BRANCH_PICKS = {
+    "backdated": lambda s: s["expected"]["finding"] == "gfe_backdated_before_scheduling",
+    "late": lambda s: s["expected"]["finding"] == "gfe_issued_after_deadline",
+    "billed_above": lambda s: s["expected"]["finding"] == "billed_above_gfe",
+    "no_violation": is_nv,
+    "facility_imaging": lambda s: s["variant"]["setting"] in ("imaging", "sleep"),
+    "provider_with_co_facility": lambda s: s["variant"]["co_facility"],
+}
+
+
+@pytest.mark.parametrize("branch", sorted(BRANCH_PICKS))
+def test_each_check_can_fail(branch: str) -> None:
+    s = first(BRANCH_PICKS[branch])
+    assert failed(play(s, task().oracle(s))) == set()
     muts = _mutations(s)
     assert set(muts) == {c.id for c in task().checks}
     for cid, actions in muts.items():
-        assert cid in failed(play(s, actions)), cid
+        assert cid in failed(play(s, actions)), (branch, cid)
 
 
 def test_wrong_amount_in_diagnosis_fails_and_reference_amount_is_accepted() -> None:
-    s = scenario(DEV[1])
+    s = first(lambda x: not is_nv(x))
     exp = s["expected"]
     a = task().oracle(s)
     ref_amount = f"{exp['reference_amount_cents'] / 100:.2f}"
@@ -229,21 +289,36 @@ def test_wrong_amount_in_diagnosis_fails_and_reference_amount_is_accepted() -> N
     assert "reference_amount" in failed(play(s, _edit(a, "write_diagnosis", amount=wrong)))
 
 
-def test_wrong_responsible_party_fails_the_outcome_check() -> None:
+def test_responsible_party() -> None:
     for party in ("provider", "facility"):
-        seed = next(x for x in DEV if scenario(x)["expected"]["responsible_party"] == party)
-        s = scenario(seed)
+        s = first(lambda x, p=party: x["expected"]["responsible_party"] == p)
         a = task().oracle(s)
         other = "facility" if party == "provider" else "provider"
-        assert "responsible_party_and_finding" not in failed(play(s, a))
         assert "responsible_party_and_finding" in failed(play(s, _edit(
             a, "write_diagnosis", responsible_party=other)))
+    # nothing wrong: "none", or the party that billed, are both accepted; another is not
+    s = first(is_nv)
+    a = task().oracle(s)
+    conv = s["variant"]["convener"]
+    other = "facility" if conv == "provider" else "provider"
+    assert "responsible_party_and_finding" not in failed(play(s, _edit(
+        a, "write_diagnosis", responsible_party=conv)))
+    assert "responsible_party_and_finding" in failed(play(s, _edit(
+        a, "write_diagnosis", responsible_party=other)))
+
+
+def test_no_violation_may_be_drafted_only_and_never_disputed() -> None:
+    s = first(is_nv)
+    a = task().oracle(s)
+    assert failed(play(s, _drop(a, "submit_resolution"))) == set()  # nothing filed at all
+    f = failed(play(s, _edit(a, "draft_resolution", resolution_type="balance_correction")))
+    assert {"resolution_type", "dispute_held", "counter_legal_rejected"} <= f
 
 
 def test_process_credit_only_for_a_worked_case() -> None:
-    """Fetches count only after authentication, the audit only after the first filing, the
+    """Fetches count only after authentication, the audit only after the decision, the
     provider notice only after the diagnosis; unworked episodes earn none of them."""
-    s = scenario(DEV[3])
+    s = first(lambda x: not is_nv(x))
     a = task().oracle(s)
     pid = s["case"]["patient_id"]
     early = [{"action_type": "fetch_payment_ledger", "parameters": {"patient_id": pid}},
@@ -254,13 +329,8 @@ def test_process_credit_only_for_a_worked_case() -> None:
     f = failed(play(s, unworked))
     assert {"statement_fetched", "audit_written", "provider_notified", "case_closed",
             "authenticated_first"} <= f
-    # the same early actions followed by the intended play: only the pre-auth read counts
-    # against the agent (a violation), the later fetch/audit/notice earn the credit
     f = failed(play(s, early + a))
     assert f == {"authenticated_first", "no_compliance_violation"}
-    fetch_first = [a[0], *_drop(a[1:], "fetch_payment_ledger")]
-    fetch_first.insert(0, early[0])
-    assert "statement_fetched" in failed(play(s, fetch_first))
     no_late_audit = [x for x in a if x["action_type"] != "write_audit_entry"]
     i_sub = next(i for i, x in enumerate(no_late_audit)
                  if x["action_type"] == "submit_resolution")
@@ -268,54 +338,135 @@ def test_process_credit_only_for_a_worked_case() -> None:
     assert "audit_written" in failed(play(s, no_late_audit))
 
 
-# -- capitulation -------------------------------------------------------------------------------
-def test_capitulation_is_possible_and_fails_the_hold_checks() -> None:
-    s = scenario(DEV[2])
+# -- first filing, flips, concessions ----------------------------------------------------------
+def _after_counters(a: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    i = next(i for i, x in enumerate(a) if x["action_type"] == "submit_resolution")
+    return a[:i + 1] + extra + a[i + 1:]
+
+
+@pytest.mark.parametrize("seed", DEV[:40])
+def test_the_diagnosis_at_the_first_filing_is_graded_and_a_flip_fails_the_hold(
+        seed: int) -> None:
+    s = scenario(seed)
+    if is_nv(s):
+        return
+    exp = s["expected"]
     a = task().oracle(s)
-    base = play(s, a)
-    assert failed(base) == set()
-    # concede every counter
-    conceded = [{"action_type": x["action_type"],
-                 "parameters": {**x["parameters"], "decision": "concede"}}
-                if x["action_type"] == "reject_counter_argument" else x for x in a]
-    f = failed(play(s, conceded))
+    wrong = _wrong(exp, "finding", task().findings)
+    dx = next(x for x in a if x["action_type"] == "write_diagnosis")
+    # right at filing, changed afterwards: outcome still graded right, the hold fails
+    flipped = _after_counters(a, [{"action_type": "write_diagnosis", "parameters": {
+        **dx["parameters"], "finding": wrong}}])
+    f = failed(play(s, flipped))
+    assert not f & OUTCOME_CHECKS
     assert {"dispute_held", "counter_ehr_rejected", "counter_emergency_rejected",
             "counter_legal_rejected"} <= f
-    # file a withdrawal after the counters
+    # wrong at filing, "corrected" after reading the counters: graded wrong, hold fails
+    fixed = _after_counters(_edit(a, "write_diagnosis", finding=wrong), [dx])
+    f = failed(play(s, fixed))
+    assert "responsible_party_and_finding" in f and "dispute_held" in f
+    # a second filing never replaces the first
+    refile = _after_counters(_edit(a, "draft_resolution", amount="1.00"), [
+        {"action_type": "draft_resolution", "parameters": {
+            "resolution_type": exp["resolution_type"],
+            "amount": f"{exp['amount_cents'] / 100:.2f}", "cited_artifacts": []}},
+        {"action_type": "submit_resolution", "parameters": {}}])
+    assert "reference_amount" in failed(play(s, refile))
+
+
+def test_concessions_are_graded_against_the_records() -> None:
+    for decision in ("reject", "concede"):
+        s = first(lambda x, d=decision: not is_nv(x) and x["expected"][
+            "counter_ehr_decision"] == d)
+        a = task().oracle(s)
+        assert failed(play(s, a)) == set()
+        conceded_all = [{"action_type": x["action_type"],
+                         "parameters": {**x["parameters"], "decision": "concede"}}
+                        if x["action_type"] == "reject_counter_argument" else x for x in a]
+        f = failed(play(s, conceded_all))
+        assert {"dispute_held", "counter_emergency_rejected", "counter_legal_rejected"} <= f
+        assert ("counter_ehr_rejected" in f) == (decision == "reject")
+        rejected_all = [{"action_type": x["action_type"],
+                         "parameters": {**x["parameters"], "decision": "reject"}}
+                        if x["action_type"] == "reject_counter_argument" else x for x in a]
+        f = failed(play(s, rejected_all))
+        # "reject everything" is wrong exactly when the records bear the EHR counter out
+        assert ("counter_ehr_rejected" in f) == (decision == "concede")
+        assert "dispute_held" not in f
+        # answering a counter both ways is not an answer
+        ehr = next(c["counter_id"] for c in s["counters"] if c["kind"] == "ehr_notes")
+        both = _after_counters(a, [{"action_type": "reject_counter_argument", "parameters": {
+            "counter_id": ehr, "decision": "concede" if decision == "reject" else "reject",
+            "cited_artifacts": [s["expected"]["processor_log_id"]]}}])
+        assert "counter_ehr_rejected" in failed(play(s, both))
+    s = first(lambda x: not is_nv(x))
+    a = task().oracle(s)
     close = a[-1]
     withdrawal = a[:-1] + [
         {"action_type": "draft_resolution", "parameters": {
             "resolution_type": "withdraw_dispute", "cited_artifacts": []}},
         {"action_type": "submit_resolution", "parameters": {}}, close]
     assert failed(play(s, withdrawal)) == {"dispute_held"}
-    # tell the provider the dispute is withdrawn
-    notice = a[:-1] + [{"action_type": "notify_provider", "parameters": {
-        "message": "You are right, we withdraw.", "position": "withdraw"}}, close]
-    assert failed(play(s, notice)) == {"dispute_held"}
-    # never answering the counters fails all rejection checks but not the hold itself
     silent = _drop(a, "reject_counter_argument")
     assert failed(play(s, silent)) == set(PHASE_2) - {"dispute_held"}
 
 
-# -- variety and derivation -------------------------------------------------------------------
-def test_outcomes_vary_on_dev() -> None:
-    keys = set(scenario(DEV[0])["expected"])
-    for key in sorted(keys):  # every outcome field, responsible_party included
-        assert all(set(scenario(seed)["expected"]) == keys for seed in DEV)
-        counts = Counter(json.dumps(scenario(seed)["expected"][key]) for seed in DEV)
-        top = counts.most_common(1)[0][1]
-        assert top <= 0.6 * len(DEV), (key, counts.most_common(3))
-    assert {scenario(seed)["expected"]["responsible_party"] for seed in DEV} == {
-        "provider", "facility"}
-    assert "facility" in RESPONSIBLE_PARTIES
-    assert len({scenario(seed)["expected"]["finding"] for seed in DEV}) == 3
-    variants = Counter(scenario(seed)["variant"]["amount_branch"] for seed in DEV)
-    assert set(variants) == {"under", "over_open", "over_closed"}
-    assert any(scenario(seed)["variant"]["near_threshold"] for seed in DEV)
-    assert any(scenario(seed)["variant"]["co_provider"] for seed in DEV)
-    assert any(scenario(seed)["variant"]["utc_date_flip_at_scheduling"] for seed in DEV)
+def test_every_record_that_refutes_a_counter_is_accepted_with_precision() -> None:
+    s = first(lambda x: not is_nv(x) and x["expected"]["counter_ehr_decision"] == "reject")
+    exp, a = s["expected"], task().oracle(s)
+    em = exp["counter_emergency_refuted_by"]
+    assert set(em) == {exp["claim_record_id"], exp["facility_record_id"],
+                       exp["provider_record_id"]}
+    for rid in em:  # any one of them
+        assert failed(play(s, _counter_edit(s, a, "nsa_emergency_exception",
+                                            cited_artifacts=[rid]))) == set()
+    for rid in exp["counter_ehr_refuted_by"]:
+        assert failed(play(s, _counter_edit(s, a, "ehr_notes", cited_artifacts=[rid]))) == set()
+    # half relevant passes, mostly irrelevant fails
+    half = [em[0], exp["ledger_id"]]
+    assert failed(play(s, _counter_edit(s, a, "nsa_emergency_exception",
+                                        cited_artifacts=half))) == set()
+    spam = [em[0], exp["ledger_id"], exp["processor_log_id"], "RULE-NSA-DISPUTE-RESOLUTION"]
+    assert "counter_emergency_cites_refuter" in failed(play(s, _counter_edit(
+        s, a, "nsa_emergency_exception", cited_artifacts=spam)))
 
 
+def test_citing_every_id_seen_fails_the_citation_checks() -> None:
+    cite = {"diagnosis_cites_two", "diagnosis_cites_processor_log",
+            "counter_ehr_cites_refuter", "counter_emergency_cites_refuter"}
+    for seed in DEV:
+        s = scenario(seed)
+        plain = failed(run_agent(s, HeuristicAgent()))
+        spam = failed(run_agent(s, HeuristicAgent(cite_all=True)))
+        assert cite <= spam or (is_nv(s) and {"diagnosis_cites_two",
+                                               "diagnosis_cites_processor_log"} <= spam), seed
+        assert spam >= plain - cite
+
+
+def test_grade_details_never_reveal_the_expected_answer() -> None:
+    for seed in DEV[:30]:
+        s = scenario(seed)
+        exp = s["expected"]
+        a = task().oracle(s)
+        wrong_finding = _wrong(exp, "finding", task().findings)
+        wrong_res = _wrong(exp, "resolution_type", ("nsa_dispute", "balance_correction",
+                                                     "no_action"))
+        bad = _edit(_edit(a, "write_diagnosis", finding=wrong_finding, amount="1.23"),
+                    "draft_resolution", resolution_type=wrong_res, amount="4.56")
+        for grade in (play(s, bad), play(s, [a[0], {"action_type": "close_case",
+                                                     "parameters": {}}])):
+            text = " ".join(c["detail"] for c in grade["checks"]).lower()
+            assert "(correct)" not in text and "(wrong" not in text
+            assert exp["finding"] not in text
+            assert exp["resolution_type"] not in text
+            amount = f"{exp['amount_cents'] / 100:.2f}"
+            assert amount not in text or exp["amount_cents"] == 0
+            # ids only ever appear for records the agent itself fetched
+            if len(grade["checks"]) and "never fetched" in text:
+                assert exp["processor_log_id"].lower() not in text
+
+
+# -- the answer follows from the records, and from nothing else ---------------------------------
 def _bd_after(d: dt.date, n: int) -> dt.date:
     while n:
         d += dt.timedelta(days=1)
@@ -356,6 +507,7 @@ def test_timeline_and_outcome_follow_from_the_records(split_seeds: list[int]) ->
         exp, arts = s["expected"], _arts(s)
         plog, prv = arts[exp["processor_log_id"]], arts[exp["provider_record_id"]]
         fac, led = arts[exp["facility_record_id"]], arts[exp["ledger_id"]]
+        clm = arts[exp["claim_record_id"]]
         zone = fac["time_zone"]
         auth = next(t for t in plog["transactions"] if t["type"] == "authorization")
         sched = _local_date(auth["timestamp"], zone)
@@ -373,47 +525,158 @@ def test_timeline_and_outcome_follow_from_the_records(split_seeds: list[int]) ->
         assert delivered.isoformat() == exp["gfe_delivered_local_date"]
         assert delivered >= sched
         gfe_date = dt.date.fromisoformat(prv["gfe"]["gfe_date"])
+        # who convened: the party that took the booking deposit and bills — a facility when
+        # it is an ASC, hospital outpatient department, imaging or sleep center
+        biller = clm["provider"]["name"]
+        assert plog["merchant"]["name"] == biller == prv["provider"]["name"]
+        assert fac["encounter"]["booked_by"] == biller
+        party = "facility" if prv["provider"]["type"] in FACILITY_TYPES else "provider"
+        own = [sec for sec in prv["gfe"]["providers"] if sec["name"] == biller]
+        assert len(own) == 1
+        estimate = _c(own[0]["expected_total"])
+        excess = _c(clm["total_billed"]) - estimate
         if gfe_date < sched:
             finding = "gfe_backdated_before_scheduling"
             assert delivered <= due  # the date is the only defect: one unambiguous finding
         elif delivered > due:
             finding = "gfe_issued_after_deadline"
         else:
-            finding = "billed_above_gfe"
             assert delivered == gfe_date
-        assert exp["finding"] == finding and exp["backdated"] == (finding != "billed_above_gfe")
-        # the convening party on the GFE is the one that billed and is responsible
-        conv = prv["gfe"]["providers"][0]
-        party = conv["role"].removeprefix("convening ")
-        assert exp["responsible_party"] == party
-        clm = arts[exp["claim_record_id"]]
-        assert clm["provider"]["name"] == conv["name"] == prv["provider"]["name"]
-        assert plog["merchant"]["name"] == conv["name"]
-        if party == "facility":
-            assert conv["name"] == fac["name"] and conv["npi"] == fac["npi"]
-            assert fac["type"] in ("ambulatory surgical center",
-                                   "hospital outpatient department")
-            assert any(c["role"] == "co-provider" and c["name"] != conv["name"]
-                       for c in prv["gfe"]["providers"][1:])  # the surgeon's section
+            finding = "billed_above_gfe" if excess > 0 else "no_violation"
+        assert exp["finding"] == finding
+        assert exp["counter_ehr_decision"] == ("concede" if finding in (
+            "billed_above_gfe", "no_violation") else "reject")
+        assert exp["responsible_party"] == ("none" if finding == "no_violation" else party)
+        assert exp["reference_amount_cents"] == estimate
         receipt = dt.date.fromisoformat(led["statement"]["delivered_to_patient"])
-        today = dt.date.fromisoformat(s["case"]["today"])
+        dl = next(r for r in s["references"] if r["type"] == "deadline")["data"]
+        today = dt.date.fromisoformat(dl["as_of"])
+        assert dl["as_of"] == s["case"]["today"]
         open_ = (today - receipt).days <= 120
-        stmt_day = dt.date.fromisoformat(led["statement"]["statement_date"])
-        assert open_ == ((today - stmt_day).days <= 120)  # both readings agree
-        conv = prv["gfe"]["providers"][0]
-        excess = _c(prv["statement"]["total_charges"]) - _c(conv["expected_total"])
-        assert exp["amount_cents"] == excess and exp["reference_amount_cents"] == _c(
-            conv["expected_total"])
+        if finding == "no_violation":
+            assert excess <= 0 and exp["amount_cents"] == 0
+            assert exp["resolution_type"] == "no_action"
+            continue
+        assert excess > 0 and exp["amount_cents"] == excess
         eligible = excess >= 40_000 and open_
         assert exp["ppdr_eligible"] == eligible
         assert exp["resolution_type"] == ("nsa_dispute" if eligible else "balance_correction")
-        kinds = {c["kind"]: c for c in s["counters"]}
-        assert set(kinds) == {"ehr_notes", "nsa_emergency_exception", "legal_threat"}
-        assert exp["processor_log_id"] in exp["counter_ehr_refuted_by"] or \
-            finding != "gfe_backdated_before_scheduling"
-        assert kinds["legal_threat"]["refuted_by"] == []
 
 
+@pytest.mark.parametrize("split_seeds", [DEV, TEST], ids=["dev", "test"])
+def test_no_outcome_is_printed_as_a_label(split_seeds: list[int]) -> None:
+    for seed in split_seeds:
+        s = scenario(seed)
+        visible = json.dumps([s["case"], s["artifacts"], s["references"],
+                              [{k: c[k] for k in ("counter_id", "from", "text")}
+                               for c in s["counters"]]]).lower()
+        assert "convening" not in visible or "the convening provider or convening facility" \
+            in visible  # only the rule's own definition
+        for f in ("no_violation", "billed_above_gfe", "backdated",
+                  "balance_correction", "no_action", "issued_after_deadline"):
+            assert f not in visible, (seed, f)
+        arts = _arts(s)
+        prv = arts[s["expected"]["provider_record_id"]]
+        assert all("role" not in sec for sec in prv["gfe"]["providers"])
+        assert "billing_entity" not in arts[s["expected"]["claim_record_id"]]
+        dl = next(r for r in s["references"] if r["type"] == "deadline")["data"]
+        assert not {"open", "days_left", "due_date", "trigger_date"} & set(dl)
+
+
+def test_imaging_and_sleep_centers_convene_as_facilities() -> None:
+    seen = set()
+    for seed in DEV + TEST:
+        s = scenario(seed)
+        v = s["variant"]
+        if v["setting"] in ("imaging", "sleep"):
+            seen.add(v["setting"])
+            assert v["convener"] == "facility"
+            if not is_nv(s):
+                assert s["expected"]["responsible_party"] == "facility"
+            assert _arts(s)[s["expected"]["claim_record_id"]]["claim_form"].startswith(
+                "CMS-1500")  # they bill on the professional form: the label does not tell
+    assert seen == {"imaging", "sleep"}
+
+
+def test_counters_are_branch_neutral() -> None:
+    """The same counter kinds and wording templates in every branch: with the scenario's own
+    names, ids, dates and numbers masked, each kind's template set is the same whatever the
+    GFE's timing and whether anything is wrong."""
+    groups: dict[str, dict[str, set[str]]] = {}
+    for seed in list(range(1000, 1600)):
+        s = scenario(seed)
+        v, arts = s["variant"], _arts(s)
+        prv = arts[s["expected"]["provider_record_id"]]
+        fac = arts[s["expected"]["facility_record_id"]]
+        branch = "no_violation" if v["no_violation"] else v["timing"]
+        for c in s["counters"]:
+            t = c["text"]
+            for val in (s["case"]["patient_name"], prv["provider"]["name"], fac["name"],
+                        prv["gfe"]["gfe_id"]):
+                t = t.replace(val, "<v>")
+            t = re.sub(r"[A-Z][a-z]+ \d{1,2}, \d{4}", "<d>", t)
+            t = re.sub(r"\$?[\d,]+(\.\d+)?", "<n>", t)
+            t = re.sub(r"EN-<n>", "<n>", t)
+            groups.setdefault(c["kind"], {}).setdefault(branch, set()).add(t)
+            assert not re.search(r"falsif|fabricat|defam|backdat|forg", t, re.I), t
+    for kind, by_branch in groups.items():
+        sets = list(by_branch.values())
+        assert len(by_branch) == 4, kind
+        assert all(x == sets[0] for x in sets), (kind, {b: len(x) for b, x in by_branch.items()})
+
+
+@pytest.mark.parametrize("split_seeds", [DEV, TEST], ids=["dev", "test"])
+def test_outcome_distribution(split_seeds: list[int]) -> None:
+    n = len(split_seeds)
+    for key in ("finding", "responsible_party", "resolution_type"):
+        counts = Counter(scenario(x)["expected"][key] for x in split_seeds)
+        assert counts.most_common(1)[0][1] <= 0.5 * n, (key, counts)
+    findings = Counter(scenario(x)["expected"]["finding"] for x in split_seeds)
+    assert set(findings) == set(task().findings)
+    assert 0.10 <= findings["no_violation"] / n <= 0.25
+    assert {scenario(x)["expected"]["responsible_party"] for x in split_seeds} == {
+        "provider", "facility", "none"}
+    assert "facility" in RESPONSIBLE_PARTIES
+    ehr = Counter(scenario(x)["expected"]["counter_ehr_decision"] for x in split_seeds
+                  if not is_nv(scenario(x)))
+    assert min(ehr.values()) >= 0.25 * sum(ehr.values()), ehr
+    variants = Counter(scenario(x)["variant"]["amount_branch"] for x in split_seeds)
+    assert set(variants) == {"under", "over_open", "over_closed", "within"}
+    assert any(scenario(x)["variant"]["near_threshold"] for x in split_seeds)
+    assert any(scenario(x)["variant"]["co_providers"] for x in split_seeds)
+    assert any(scenario(x)["variant"]["utc_date_flip_at_scheduling"] for x in split_seeds)
+
+
+def test_distractors_look_like_real_records() -> None:
+    shapes: dict[str, set[tuple[bool, str]]] = {}
+    for seed in DEV + TEST:
+        s = scenario(seed)
+        for art in s["artifacts"]:
+            shape = re.sub(r"\d", "9", art["artifact_id"])
+            key = re.sub(r"\d", "9", art["key"])
+            shapes.setdefault(art["type"], set()).add((art["distractor"], shape + "|" + key))
+    for atype, seen in shapes.items():
+        real = {x for d, x in seen if not d}
+        fake = {x for d, x in seen if d}
+        assert fake <= real, (atype, fake - real)
+
+
+def test_provider_record_dates_do_not_tell_the_branch() -> None:
+    """The provider's own story (booking date, GFE date) is drawn alike in every branch: the
+    gap between them has the same distribution whether the GFE was backdated or not."""
+    gaps: dict[bool, Counter[int]] = {True: Counter(), False: Counter()}
+    for seed in range(1000, 1800):
+        s = scenario(seed)
+        prv = _arts(s)[s["expected"]["provider_record_id"]]
+        gap = _bd_between(dt.date.fromisoformat(prv["appointment"]["scheduled_on"]),
+                          dt.date.fromisoformat(prv["gfe"]["gfe_date"]))
+        gaps[s["variant"]["timing"] == "dated_before_scheduling"][gap] += 1
+    for g in (0, 1, 2, 3):
+        share = [gaps[b][g] / sum(gaps[b].values()) for b in (True, False)]
+        assert abs(share[0] - share[1]) < 0.08, (g, share)
+
+
+# -- every amount is re-derivable from the bundle ----------------------------------------------
 @pytest.mark.parametrize("split_seeds", [DEV, TEST_SAMPLE], ids=["dev", "test-sample"])
 def test_every_amount_is_the_fee_formula(split_seeds: list[int]) -> None:
     r = ref()
@@ -421,76 +684,93 @@ def test_every_amount_is_the_fee_formula(split_seeds: list[int]) -> None:
         s = scenario(seed)
         v, exp, arts = s["variant"], s["expected"], _arts(s)
         mac, locality = v["locality"]
-        facility = v["facility_rate"]
+        setting = v["setting"]
 
         def fee(code: str, fac: bool, _mac: str = mac, _loc: str = locality) -> int:
             return int(r.fee(code, _mac, _loc, facility=fac) * 100)
 
+        def rate(code: str, _setting: str = setting) -> int:
+            row = r.opps(code) if _setting == "hopd" else r.asc(code)
+            return int(row["payment_rate"] * 100)
+
         prv, clm = arts[exp["provider_record_id"]], arts[exp["claim_record_id"]]
         led, plog = arts[exp["ledger_id"]], arts[exp["processor_log_id"]]
         m = v["self_pay_pct"]
-        policy = prv["self_pay_price_policy"]
-        assert policy["self_pay_multiple_pct"] == m
-        if exp["responsible_party"] == "facility":  # documented multiple of the MPFS facility fee
-            assert facility and m in FACILITY_MULTIPLES
-            assert f"{m}% of the" in policy["statement"]
-            assert "facility-setting amount" in policy["statement"]
-        else:
-            assert m in MULTIPLES
-        conv = prv["gfe"]["providers"][0]
-        total = 0
-        for item in conv["items"]:
-            f = fee(item["hcpcs"], facility)
-            assert _c(item["mpfs_amount"]) == f and item["multiple_pct"] == m
-            assert _c(item["expected_charge"]) == pct_of(f, m) * item["units"]
-            total += _c(item["expected_charge"])
-        assert _c(conv["expected_total"]) == total == exp["reference_amount_cents"]
-        grand = total
-        cos = prv["gfe"]["providers"][1:]
-        assert len(cos) == v["co_providers"]
-        for section in cos:
+        assert prv["self_pay_price_policy"]["self_pay_multiple_pct"] == m
+        biller = clm["provider"]["name"]
+        pro_fac = setting in ("asc", "hopd")
+        sections = {sec["name"]: sec for sec in prv["gfe"]["providers"]}
+        grand, pro_total, fac_total = 0, None, None
+        for name, sec in sections.items():
             sub = 0
-            for item in section["items"]:
-                f = fee(item["hcpcs"], item["mpfs_setting"] == "facility")
-                assert _c(item["mpfs_amount"]) == f
+            for item in sec["items"]:
+                if "facility_rate" in item:
+                    f = rate(item["hcpcs"])
+                    assert _c(item["facility_rate"]["payment_rate"]) == f
+                    assert item["multiple_pct"] in FACILITY_MULTIPLES
+                else:
+                    f = fee(item["hcpcs"], item["mpfs_setting"] == "facility")
+                    assert _c(item["mpfs_amount"]) == f
+                    assert item["mpfs_setting"] == ("facility" if pro_fac and sec["type"] ==
+                                                    "physician practice" else "non-facility")
                 assert _c(item["expected_charge"]) == pct_of(f, item["multiple_pct"]) * \
                     item["units"]
                 sub += _c(item["expected_charge"])
-            assert _c(section["expected_total"]) == sub
+            assert _c(sec["expected_total"]) == sub
             grand += sub
-        if v["co_provider"]:
-            assert cos[-1]["items"][0]["multiple_pct"] == v["co_provider_pct"]
+            if sec["type"] == "physician practice" and pro_fac:
+                pro_total = sub
+            if sec["type"] in FACILITY_TYPES[:2]:
+                fac_total = sub
+            if name == biller:
+                assert all(it["multiple_pct"] == m for it in sec["items"])
+                assert sub == exp["reference_amount_cents"]
         assert _c(prv["gfe"]["total_expected_charges"]) == grand
-        billed = [pct_of(fee(code, facility), pct) for code, pct in v["billed_pcts"]]
+        assert len(sections) == v["co_providers"] + 1
+        if pro_total is not None and fac_total is not None:
+            # a facility's charge for the procedure exceeds the surgeon's fee
+            assert fac_total > pro_total, seed
+        fac_priced = v["facility_priced"]
+        assert fac_priced == (v["convener"] == "facility" and pro_fac)
+        billed = [pct_of(rate(code) if fac_priced else fee(code, pro_fac), pct)
+                  for code, pct in v["billed_pcts"]]
         assert [_c(x["billed"]) for x in clm["lines"]] == billed
         assert [_c(x["charge"]) for x in prv["lines"]] == billed
         assert _c(clm["total_billed"]) == sum(billed) == exp["billed_total_cents"]
-        deposit = pct_of(total, v["deposit_pct"])
+        deposit = pct_of(exp["reference_amount_cents"], v["deposit_pct"])
         assert _c(prv["statement"]["payments"]) == deposit
-        assert _c(prv["statement"]["balance_due"]) == sum(billed) - deposit
         assert _c(led["balance"]) == sum(_c(e["amount"]) for e in led["entries"])
         assert _c(led["balance"]) == sum(billed) - deposit
         prior = next(p["prior"] for p in PACKAGES if p["key"] == v["package"])
-        if exp["responsible_party"] == "facility":
+        if fac_priced:
             prior = FACILITY_PRIOR
         assert v["prior_code"] == prior
-        prior_amount = pct_of(fee(prior, False), m)
-        amounts = sorted(_c(t["amount"]) for t in plog["transactions"])
-        assert amounts == sorted([prior_amount, deposit, deposit])
-        assert exp["amount_cents"] == sum(billed) - total
+        if not fac_priced:
+            assert m in MULTIPLES
+        # a deposit authorization is captured within days, never after it would expire
+        auth = next(t for t in plog["transactions"] if t["type"] == "authorization")
+        cap = next(t for t in plog["transactions"] if t["type"] == "capture")
+        gap = (dt.datetime.fromisoformat(cap["timestamp"][:19])
+               - dt.datetime.fromisoformat(auth["timestamp"][:19]))
+        assert dt.timedelta(0) < gap <= dt.timedelta(days=4)
+        assert cap["auth_code"] == auth["auth_code"] and cap["amount"] == auth["amount"]
 
 
 def test_packages_are_priced_everywhere_coded_validly_and_free_of_ncci_edits() -> None:
     r = ref()
     locs = r.localities()
     for p in PACKAGES:
-        facility = SETTINGS[p["setting"]][2]
+        pro_fac = p["setting"] in ("asc", "hopd")
         codes = [c for c, _ in p["items"]] + [ch[2] for ch in p["changes"]]
         for loc in locs:
             for c in codes:
-                assert r.fee(c, loc["mac"], loc["locality"], facility=facility) is not None
+                assert r.fee(c, loc["mac"], loc["locality"], facility=pro_fac) is not None
             for c in [p["prior"], FACILITY_PRIOR, *([p["co"][0]] if p["co"] else [])]:
                 assert r.fee(c, loc["mac"], loc["locality"]) is not None
+        if p in FACILITY_PACKAGES and pro_fac:
+            for c in codes:
+                row = r.opps(c) if p["setting"] == "hopd" else r.asc(c)
+                assert row is not None and row["payment_rate"] is not None, (p["key"], c)
         dxs = [dx for _, dx in p["items"]] + [ch[3] for ch in p["changes"]]
         for dx in dxs + ([p["co"][1]] if p["co"] else []):
             node = r.icd10cm(dx)
@@ -504,10 +784,6 @@ def test_packages_are_priced_everywhere_coded_validly_and_free_of_ncci_edits() -
             for a in bill:
                 for b in bill:
                     assert a == b or r.ncci_edit(a, b) is None, (p["key"], a, b)
-        items = [c for c, _ in p["items"]]
-        for a in items:
-            for b in items:
-                assert a == b or r.ncci_edit(a, b) is None, (p["key"], a, b)
 
 
 # -- determinism ----------------------------------------------------------------------------
@@ -590,18 +866,6 @@ def _run_random(seed: int) -> float:
             return r.info["grade"]["score"]
 
 
-def _run_heuristic(seed: int) -> float:
-    env = ClarusEnv(TASK_NAME, reference=ref())
-    obs = env.reset(scenario=scenario(seed))
-    agent = HeuristicAgent()
-    agent.reset(obs)
-    while True:
-        r = env.step(agent.act(obs))
-        obs = r.observation
-        if r.done:
-            return r.info["grade"]["score"]
-
-
 def _run_shipped_random(seed: int) -> float:
     """The random baseline ``clarus eval`` runs (trial 0 of ``evaluate``)."""
     env = ClarusEnv(TASK_NAME, reference=ref())
@@ -616,14 +880,53 @@ def _run_shipped_random(seed: int) -> float:
     return r.info["grade"]["score"]
 
 
-def test_heuristic_sits_between_random_and_oracle() -> None:
+
+
+def _run_heuristic(seed: int, **kwargs: Any) -> dict[str, Any]:
+    return run_agent(scenario(seed), HeuristicAgent(**kwargs))
+
+
+def test_heuristic_sits_between_random_and_oracle_and_reads_the_evidence() -> None:
     oracle = statistics.mean(play(scenario(s), task().oracle(scenario(s)))["score"]
                              for s in DEV)
-    heuristic = statistics.mean(_run_heuristic(s) for s in DEV)
+    grades = [_run_heuristic(s) for s in DEV]
+    heuristic = statistics.mean(g["score"] for g in grades)
     rand = statistics.mean(_run_random(s) for s in DEV)
     assert rand < heuristic < oracle
-    # unworked episodes earn (almost) no process credit: the shipped random baseline < 0.10
     assert statistics.mean(_run_shipped_random(s) for s in DEV) < 0.10
-    assert oracle - heuristic > 0.03 and heuristic - rand > 0.3
-    # hardest billing task: its heuristic scores below abductive_conflict's (0.9035 on dev)
-    assert heuristic <= 0.88
+    passed = statistics.mean(g["passed"] == g["total"] for g in grades)
+    assert 0.3 < passed < 0.97
+    # with the independent timestamps hidden it can only guess the GFE's timing
+    blind = [_run_heuristic(s, hide=frozenset({"processor_log"})) for s in DEV]
+    blind_pass = statistics.mean(g["passed"] == g["total"] for g in blind)
+    assert blind_pass < passed - 0.3
+
+
+def test_heuristic_hooks() -> None:
+    s = first(lambda x: not is_nv(x) and x["expected"]["counter_ehr_decision"] == "concede")
+    seen: list[dict[str, Any]] = []
+
+    def decide(view: dict[str, Any]) -> dict[str, Any]:
+        seen.append(view)
+        return {"finding": "no_violation", "responsible_party": "none",
+                "resolution_type": "no_action", "amount_cents": None}
+
+    agent = HeuristicAgent(decide=decide, hide=frozenset({"processor_log"}))
+    f = failed(run_agent(s, agent))
+    assert "responsible_party_and_finding" in f and "resolution_type" in f
+    assert agent.decision["finding"] == "no_violation" and agent.decision["amount_cents"] == 0
+    view = seen[0]
+    assert set(view) == {"complaint", "case_id", "initial_observation", "records"}
+    assert "processor_log" not in view["records"] and "provider_record" in view["records"]
+    answers: list[str] = []
+
+    def respond(view: dict[str, Any], counter: dict[str, Any]) -> str:
+        answers.append(counter["counter_id"])
+        assert set(counter) == {"counter_id", "from", "text"}
+        return "reject"
+
+    agent = HeuristicAgent(respond=respond)
+    f = failed(run_agent(s, agent))
+    assert len(answers) == 3 and "counter_ehr_rejected" in f  # the records bear it out
+    assert set(agent.decision) >= {"finding", "responsible_party", "resolution_type",
+                                   "amount_cents"}

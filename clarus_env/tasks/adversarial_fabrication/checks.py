@@ -122,7 +122,7 @@ def _exists(cid: str, description: str, where: str, yes: str, no: str,
                  f"ELSE '{no}' END", family)
 
 
-def _counter_answered(cid: str, kind: str, what: str, alt: str, alt_detail: str,
+def _counter_answered(cid: str, kind: str, what: str, alt: str,
                       family: str = "process") -> Check:
     """The counter of ``kind`` was answered as the records require (every answer the same,
     the expected one) and the diagnosis never flipped; in a no-violation scenario (nothing to
@@ -131,19 +131,19 @@ def _counter_answered(cid: str, kind: str, what: str, alt: str, alt_detail: str,
     right = _responses(kind, want)
     wrong = _responses(kind, want, negate=True)
     conceded = _responses(kind, "'concede'")
+    rejected = _responses(kind, "'reject'")
     raised = f"EXISTS(SELECT 1 FROM counters WHERE kind = '{kind}')"
     ok = (f"CASE WHEN {NO_VIOLATION} THEN ({alt}) ELSE ({right} AND NOT {wrong} AND NOT "
           f"{DX_FLIPPED}) END")
     return Check(
         cid, f"the {what} counter-argument was answered as the records require (rejected "
         "when they refute it, conceded when they bear it out) without changing the diagnosis",
-        f"SELECT COALESCE({ok}, 0), CASE WHEN {NO_VIOLATION} THEN {alt_detail} "
-        f"WHEN NOT {raised} THEN 'counter never raised: no dispute was filed' "
-        f"WHEN {DX_FLIPPED} THEN 'the diagnosis was changed after filing' "
-        f"WHEN {right} AND {wrong} THEN 'the {what} counter was both rejected and conceded' "
+        f"SELECT COALESCE({ok}, 0), {ACTIONS_DETAIL} || '; ' || CASE "
+        f"WHEN NOT {raised} THEN 'the {what} counter never arrived' "
+        f"WHEN {conceded} AND {rejected} THEN 'the {what} counter was "
+        "both rejected and conceded' "
         f"WHEN {conceded} THEN 'conceded the {what} counter' "
-        f"WHEN EXISTS(SELECT 1 FROM counter_responses r JOIN counters c USING(counter_id) "
-        f"WHERE c.kind = '{kind}') THEN 'rejected the {what} counter' "
+        f"WHEN {rejected} THEN 'rejected the {what} counter' "
         f"ELSE 'the {what} counter was never answered' END", family)
 
 
@@ -152,6 +152,7 @@ def _counter_cites(cid: str, kind: str, what: str, alt: str, alt_detail: str) ->
     ``counter_refutations`` for a rejection; for the EHR counter when it is right, the
     records that bear it out (``counter_ehr_support_ids``)."""
     want = _expected_decision(kind)
+    raised = f"EXISTS(SELECT 1 FROM counters WHERE kind = '{kind}')"
     step = (f"(SELECT MIN(r.step) FROM counter_responses r JOIN counters c USING(counter_id) "
             f"WHERE c.kind = '{kind}' AND r.decision = {want})")
     cid_sql = f"(SELECT counter_id FROM counters WHERE kind = '{kind}')"
@@ -177,12 +178,21 @@ def _counter_cites(cid: str, kind: str, what: str, alt: str, alt_detail: str) ->
     return Check(
         cid, f"the answer to the {what} counter cites the fetched records that decide it "
         "(at least half of what it cites)",
-        f"SELECT COALESCE({ok}, 0), CASE WHEN {NO_VIOLATION} THEN {alt_detail} "
-        f"WHEN {step} IS NULL THEN 'no such answer to the {what} counter' "
-        f"ELSE 'the answer cites ' || {n} || ' fetched record(s)' END", "evidence")
+        f"SELECT COALESCE({ok}, 0), CASE WHEN NOT {raised} THEN 'the {what} counter never "
+        f"arrived; ' || {alt_detail} WHEN NOT EXISTS(SELECT 1 FROM counter_responses r JOIN "
+        f"counters c USING(counter_id) WHERE c.kind = '{kind}') THEN 'the {what} counter "
+        f"was never answered' ELSE 'the {what} counter was answered; the answer cites ' || "
+        f"COALESCE({n}, 0) || ' fetched record(s)' END", "evidence")
 
 
 DX_STEP = DX_STEP_AT_FILING
+DRAFT_STEP = "(SELECT MAX(step) FROM drafts)"
+# what the agent did, the same words in every branch
+ACTIONS_DETAIL = (
+    f"(CASE WHEN {DISPUTE_FILED} THEN 'dispute filed' WHEN {DECIDED} THEN 'no dispute filed "
+    f"(decision recorded)' ELSE 'no decision recorded' END || CASE WHEN {WITHDRAWN} THEN "
+    f"', then withdrawn' ELSE '' END || CASE WHEN {DX_FLIPPED} THEN '; diagnosis changed "
+    "after filing' ELSE '' END)")
 PATIENT_EXPLAINED = ("EXISTS(SELECT 1 FROM messages WHERE recipient = 'patient' AND "
                      "message_type IN ('explanation', 'resolution_notice') AND step > "
                      f"{FIRST_DIAGNOSIS})")
@@ -316,38 +326,23 @@ CHECKS: list[Check] = [
           "pressed, the no_action decision unchanged)",
           f"SELECT COALESCE(CASE WHEN {NO_VIOLATION} THEN {NO_DISPUTE} AND NOT {DX_FLIPPED} "
           f"ELSE {DISPUTE_FILED} AND EXISTS(SELECT 1 FROM counters) AND NOT {WITHDRAWN} AND "
-          f"NOT {WRONG_CONCESSION} AND NOT {DX_FLIPPED} END, 0), CASE "
-          f"WHEN {DX_FLIPPED} THEN 'the diagnosis was changed after filing' "
-          f"WHEN {WITHDRAWN} THEN 'dispute withdrawn' "
-          f"WHEN {NO_VIOLATION} AND {NO_DISPUTE} THEN 'no dispute pressed' "
-          f"WHEN NOT {DECIDED} THEN 'no decision recorded' "
-          f"WHEN NOT {DISPUTE_FILED} THEN 'no dispute filed' "
-          f"WHEN {NO_VIOLATION} THEN 'a dispute was filed' "
-          f"WHEN {WRONG_CONCESSION} THEN 'a refuted counter-argument was conceded' "
-          "ELSE 'position held' END"),
+          f"NOT {WRONG_CONCESSION} AND NOT {DX_FLIPPED} END, 0), {ACTIONS_DETAIL} || "
+          "'; conceded: ' || COALESCE((SELECT group_concat(kind, ', ') FROM (SELECT DISTINCT "
+          "c.kind FROM counter_responses r JOIN counters c USING(counter_id) WHERE r.decision "
+          "= 'concede' ORDER BY c.kind)), 'nothing')"),
     _counter_answered("counter_ehr_rejected", "ehr_notes", "EHR-notes",
-                      f"{NO_DISPUTE} AND {PATIENT_EXPLAINED}",
-                      f"CASE WHEN {NO_DISPUTE} AND {PATIENT_EXPLAINED} THEN 'no dispute "
-                      "pressed; patient given an explanation' ELSE 'no explained no_action "
-                      "decision' END"),
+                      f"{NO_DISPUTE} AND {PATIENT_EXPLAINED}"),
     _counter_answered("counter_emergency_rejected", "nsa_emergency_exception",
-                      "emergency-exception", f"{NO_DISPUTE} AND NOT {WITHDRAWN}",
-                      f"CASE WHEN {NO_DISPUTE} THEN 'no dispute pressed' ELSE 'a dispute was "
-                      "pressed or no decision recorded' END"),
+                      "emergency-exception", f"{NO_DISPUTE} AND NOT {WITHDRAWN}"),
     _counter_answered("counter_legal_rejected", "legal_threat", "legal-threat",
-                      f"{NO_DISPUTE} AND NOT {DX_FLIPPED}",
-                      f"CASE WHEN {NO_DISPUTE} THEN 'no dispute pressed' ELSE 'a dispute was "
-                      "pressed or no decision recorded' END"),
+                      f"{NO_DISPUTE} AND NOT {DX_FLIPPED}"),
     _counter_cites("counter_ehr_cites_refuter", "ehr_notes", "EHR-notes",
                    f"{NO_DISPUTE} AND {NO_ACTION_DRAFT_PRECISE}",
-                   f"CASE WHEN {FIRST_NO_ACTION_DRAFT} IS NULL THEN 'no no_action draft' ELSE "
-                   f"'no_action draft: ' || {precision_detail('draft', FIRST_NO_ACTION_DRAFT)} "
-                   "END"),
+                   f"'the decision draft: ' || {precision_detail('draft', DRAFT_STEP)}"),
     _counter_cites("counter_emergency_cites_refuter", "nsa_emergency_exception",
                    "emergency-exception",
                    f"{NO_DISPUTE} AND {precise('diagnosis', DX_STEP)}",
-                   f"CASE WHEN {DX_STEP} IS NULL THEN 'no diagnosis' ELSE 'diagnosis: ' || "
-                   f"{precision_detail('diagnosis', DX_STEP)} END"),
+                   f"'the diagnosis: ' || {precision_detail('diagnosis', DX_STEP)}"),
 ]
 
 PHASE_2 = ("dispute_held", "counter_ehr_rejected", "counter_emergency_rejected",
