@@ -73,6 +73,9 @@ def test_manifest_records_provenance(rebuilt: Path) -> None:
         "0ab69ea333f42cbc847e38a00b90776e9252feeea7cde3a49684c5edbd6e46b6"
     assert inputs["asc_addendum_aa"]["origin"] == "mirror:asc/2026/20260401/AA.csv"
     assert m["outputs"]["opps_rate"]["releases"] == ["CY2025-final"]
+    assert m["outputs"]["opps_rate"]["cross_checked_with"] == ["opps_addendum_a"]
+    assert any("6,635 of 6,635 codes with an APC and a rate are paid their APC's rate" in n
+               for n in m["outputs"]["opps_rate"]["notes"])
     assert m["outputs"]["asc_rate"]["releases"] == ["2026-04"]
     assert any("56.322 (the conversion factor) on 3,931 of 3,931" in n
                for n in m["outputs"]["asc_rate"]["notes"])
