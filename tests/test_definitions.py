@@ -31,11 +31,12 @@ def test_graph_shape() -> None:
     assert "reference_bundle" in keys
     groups = {graph.get(k).group_name for k in graph.get_all_asset_keys()}
     assert groups == {"pfs", "mpfs", "ncci_ptp", "ncci_mue", "hcpcs", "icd10cm", "carc_rarc",
-                      "plan_templates", "bundle"}
+                      "plan_templates", "opps", "asc", "bundle"}
     checks = {(c.asset_key.to_user_string(), c.name) for c in graph.asset_check_keys}
     for table in TABLES:
         assert (table, "unique_key") in checks and (table, "row_count") in checks
     assert ("fee_schedule", "payment_file") in checks
+    assert ("opps_rate", "spot_check") in checks and ("asc_rate", "quarter") in checks
     parents = {k.to_user_string() for k in graph.get(
         next(k for k in graph.get_all_asset_keys() if k.to_user_string() == "reference_bundle")
     ).parent_keys}

@@ -20,6 +20,10 @@ from .httpserver import Routes, serve
 FIX = Path(__file__).resolve().parent / "fixtures"
 PFS = "/medicare/payment/fee-schedules/physician/pfs-relative-value-files/"
 NCCI = "/medicare/coding-billing/national-correct-coding-initiative-ncci-edits/"
+OPPS_RULE = ("/medicare/payment/prospective-payment-systems/hospital-outpatient/"
+             "regulations-notices/cms-1809-fc")
+ASC_ADDENDA = ("/medicare/payment/prospective-payment-systems/ambulatory-surgical-center-asc/"
+               "asc-payment-rates-addenda")
 
 
 def zipped(members: dict[str, bytes]) -> bytes:
@@ -79,6 +83,20 @@ def cms_site(gpci: bytes | None = None) -> Routes:
                         (FIX / "icd10cm" / "order_small.txt").read_bytes()}))
     r.ok("/codes/claim-adjustment-reason-codes", (FIX / "carc" / "carc_small.html").read_bytes())
     r.ok("/codes/remittance-advice-remark-codes", (FIX / "carc" / "rarc_small.html").read_bytes())
+    opps_zip = "/files/zip/2025-nfrm-opps-addenda.zip"
+    r.ok(OPPS_RULE, page(opps_zip, "/files/zip/cms-1809-fc-public-comments.zip"))
+    r.ok(opps_zip, zipped({
+        "2025 NFRM Addendum A.11122024.txt": (FIX / "opps" / "addendum_a.txt").read_bytes(),
+        "2025 NFRM Addendum B.11122024.txt": (FIX / "opps" / "addendum_b.txt").read_bytes(),
+    }))
+    asc_zip = "/files/zip/april-2026-asc-addenda.zip"
+    r.ok(ASC_ADDENDA, page(asc_zip, "/files/zip/january-2026-asc-addenda.zip"))
+    r.ok(asc_zip, zipped({
+        "508 Version of April 2026 ASC Addenda/April 2026 ASC Addenda - Addendum AA.03.23.26.csv":
+            (FIX / "asc" / "addendum_aa.csv").read_bytes(),
+        "508 Version of April 2026 ASC Addenda/April 2026 ASC Addenda - Addendum BB.03.23.26.csv":
+            b"not read",
+    }))
     return r
 
 
@@ -115,7 +133,8 @@ def test_whole_graph_downloads_and_publishes(built: tuple[Path, Routes]) -> None
     by_key = {i["key"]: i for i in m["inputs"]}
     assert set(by_key) == {"pprrvu", "gpci", "locco", "anes", "ptp_f1", "ptp_f2", "ptp_f3",
                            "ptp_f4", "mue_official", "hcpcs", "icd10cm_tabular",
-                           "icd10cm_order", "carc", "rarc"}
+                           "icd10cm_order", "carc", "rarc", "opps_addendum_b",
+                           "opps_addendum_a", "asc_addendum_aa"}
     for i in m["inputs"]:
         assert i["origin"] == "download" and not i["excerpt"] and len(i["sha256"]) == 64
     assert by_key["pprrvu"]["url"] == "https://www.cms.gov/files/zip/rvu26c-updated-06-30-2026.zip"
@@ -124,6 +143,11 @@ def test_whole_graph_downloads_and_publishes(built: tuple[Path, Routes]) -> None
     assert by_key["anes"]["file"] == "rvu25d.zip!anes2025.CSV"  # case-insensitive member
     assert m["outputs"]["ncci_ptp"]["built_from"] == ["ptp_f1", "ptp_f2", "ptp_f3", "ptp_f4"]
     assert "opps_cap" not in m["outputs"]
+    assert by_key["opps_addendum_b"]["file"] == \
+        "2025-nfrm-opps-addenda.zip!2025 NFRM Addendum B.11122024.txt"
+    assert by_key["asc_addendum_aa"]["url"] == \
+        "https://www.cms.gov/files/zip/april-2026-asc-addenda.zip"
+    assert m["outputs"]["opps_rate"]["rows"] == 11 and m["outputs"]["asc_rate"]["rows"] == 6
     # inputs sharing a release page and zip fetch them once
     assert routes.hits[PFS + "rvu26c"] == 1
     assert routes.hits["/files/zip/rvu25d.zip"] == 1
@@ -140,6 +164,9 @@ def test_published_bundle_answers_lookups(built: tuple[Path, Routes]) -> None:
     assert ref.icd10cm("A00.0")["billable"] is True
     assert ref.carc("45") is not None and ref.rarc("N19") is not None
     assert len(ref.plans()) == 10
+    assert str(ref.opps("C9999")["payment_rate"]) == "1001.125"
+    assert ref.opps("20610")["apc_title"] == "Level 2 Nerve Injections"
+    assert ref.asc("0100T")["payment_rate"] == 2000
 
 
 GPCI = (FIX / "pfs" / "GPCI_fixture.csv").read_bytes()
