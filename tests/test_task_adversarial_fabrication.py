@@ -38,10 +38,10 @@ from clarus_env.tasks import get_task
 from clarus_env.tasks.adversarial_fabrication.checks import PHASE_2
 from clarus_env.tasks.adversarial_fabrication.generator import (
     FACILITY_MULTIPLES,
-    FACILITY_PACKAGES,
     FACILITY_PRIOR,
     MULTIPLES,
     PACKAGES,
+    setting_of,
 )
 from clarus_env.tasks.adversarial_fabrication.heuristic import HeuristicAgent
 from clarus_env.tasks.common import pct_of
@@ -583,6 +583,17 @@ def test_no_outcome_is_printed_as_a_label(split_seeds: list[int]) -> None:
         assert not {"open", "days_left", "due_date", "trigger_date"} & set(dl)
 
 
+def test_every_service_is_convened_by_both_kinds_of_party() -> None:
+    """The service (in the complaint and on every record) says nothing about who convened."""
+    by_pkg: dict[str, Counter[str]] = {}
+    for seed in range(1000, 2200):
+        v = scenario(seed)["variant"]
+        by_pkg.setdefault(v["package"], Counter())[v["convener"]] += 1
+    assert set(by_pkg) == {p["key"] for p in PACKAGES}
+    for key, c in by_pkg.items():
+        assert min(c["provider"], c["facility"]) >= 0.25 * sum(c.values()), (key, c)
+
+
 def test_imaging_and_sleep_centers_convene_as_facilities() -> None:
     seen = set()
     for seed in DEV + TEST:
@@ -767,10 +778,14 @@ def test_packages_are_priced_everywhere_coded_validly_and_free_of_ncci_edits() -
                 assert r.fee(c, loc["mac"], loc["locality"], facility=pro_fac) is not None
             for c in [p["prior"], FACILITY_PRIOR, *([p["co"][0]] if p["co"] else [])]:
                 assert r.fee(c, loc["mac"], loc["locality"]) is not None
-        if p in FACILITY_PACKAGES and pro_fac:
-            for c in codes:
-                row = r.opps(c) if p["setting"] == "hopd" else r.asc(c)
+        fac_setting = setting_of(p, "facility")
+        if fac_setting in ("asc", "hopd"):  # a facility convening it prices from its rates
+            for c, _ in p["items"]:
+                row = r.opps(c) if fac_setting == "hopd" else r.asc(c)
                 assert row is not None and row["payment_rate"] is not None, (p["key"], c)
+            for loc in locs[:5]:
+                for c, _ in p["items"]:
+                    assert r.fee(c, loc["mac"], loc["locality"], facility=True) is not None
         dxs = [dx for _, dx in p["items"]] + [ch[3] for ch in p["changes"]]
         for dx in dxs + ([p["co"][1]] if p["co"] else []):
             node = r.icd10cm(dx)

@@ -158,12 +158,19 @@ PACKAGES: tuple[dict[str, Any], ...] = (
      "specialty": "Women's Health", "setting": "office", "items": (("57461", "N87.1"),),
      "changes": (), "co": ("88307", "N87.1"), "prior": "57455"},
 )
-# Who can convene each setting: a physician practice (provider) schedules office care and may
-# book a procedure at an ASC / hospital outpatient department; the ASC / HOPD (facility) may
-# schedule the procedure itself; independent imaging and sleep centers are facilities.
-PROVIDER_PACKAGES = tuple(p for p in PACKAGES if p["setting"] in ("office", "asc", "hopd"))
-FACILITY_PACKAGES = tuple(p for p in PACKAGES
-                          if p["setting"] in ("asc", "hopd", "imaging", "sleep"))
+# Every service can be convened by either kind of party, so the service says nothing about
+# who convened it: a physician practice (provider) schedules office care (imaging and sleep
+# studies in its own office suite) and books procedures at an ASC / hospital outpatient
+# department; a facility — the ASC, the hospital outpatient department (office procedures in
+# its outpatient clinic), an independent imaging or sleep center — schedules them itself.
+def setting_of(pkg: dict[str, Any], convener: str) -> str:
+    base = pkg["setting"]
+    if convener == "facility":
+        return "hopd" if base == "office" else base
+    return "office" if base in ("imaging", "sleep") else base
+
+
+PRACTICE_SPECIALTY = {"Imaging": "Radiology"}
 SETTINGS = {  # setting -> (place of service, description, facility type)
     "asc": ("24", "Ambulatory surgical center", "ambulatory surgical center"),
     "hopd": ("22", "On-campus outpatient hospital", "hospital outpatient department"),
@@ -241,19 +248,19 @@ def is_business_day(d: dt.date) -> bool:
             and d not in federal_holidays(d.year + 1))  # Jan 1 observed on Dec 31
 
 
+def _business_days_between(a: dt.date, b: dt.date) -> int:
+    n, d = 0, a
+    while d < b:
+        d += dt.timedelta(days=1)
+        if is_business_day(d):
+            n += 1
+    return n
+
+
 def add_business_days(d: dt.date, n: int) -> dt.date:
     """``n`` business days after ``d`` (Mon–Fri, federal holidays excluded)."""
     while n > 0:
         d += dt.timedelta(days=1)
-        if is_business_day(d):
-            n -= 1
-    return d
-
-
-def sub_business_days(d: dt.date, n: int) -> dt.date:
-    """``n`` business days before ``d`` (``d`` itself when ``n`` is 0)."""
-    while n > 0:
-        d -= dt.timedelta(days=1)
         if is_business_day(d):
             n -= 1
     return d
@@ -375,6 +382,14 @@ def facility_rate(ref: Any, code: str, setting: str) -> tuple[int, dict[str, Any
     return rate, dict(basis)
 
 
+def _has_rate(ref: Any, code: str, setting: str) -> bool:
+    try:
+        facility_rate(ref, code, setting)
+    except KeyError:
+        return False
+    return True
+
+
 def _bill_candidates(gfe_fees: list[int], m: int, changes: tuple[Any, ...],
                      change_fees: list[int]) -> list[tuple[int, tuple[Any, ...]]]:
     """Every bill this package can show: (excess over the GFE in cents, recipe).
@@ -421,25 +436,26 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     want_change = rng.random() < 0.6
     convener = "facility" if rng.random() < FACILITY_CONVENED else "provider"
     want_co_facility = rng.random() < 0.7
-    packages = PROVIDER_PACKAGES if convener == "provider" else FACILITY_PACKAGES
 
     # Package, locality, prices: redraw until the branch's excess window is reachable and a
     # facility's charges on the estimate exceed the professional fees of the same procedure.
     for _ in range(400):
-        pkg = rng.choice(packages)
-        setting = pkg["setting"]
+        pkg = rng.choice(PACKAGES)
+        setting = setting_of(pkg, convener)
         loc = pick_locality(rng, ref)
         pos, pos_desc, facility_type = SETTINGS[setting]
         pro_facility = setting in ("asc", "hopd")  # MPFS facility-setting professional fee
         fac_priced = convener == "facility" and setting in ("asc", "hopd")
         m = rng.choice(FACILITY_MULTIPLES if fac_priced else MULTIPLES)
         pro_fees = [fee(ref, c, loc, pro_facility) for c, _ in pkg["items"]]
-        if fac_priced:
+        if fac_priced:  # a change the facility rate tables do not price separately is out
+            changes = tuple(ch for ch in pkg["changes"] if _has_rate(ref, ch[2], setting))
             gfe_fees = [facility_rate(ref, c, setting)[0] for c, _ in pkg["items"]]
-            change_fees = [facility_rate(ref, ch[2], setting)[0] for ch in pkg["changes"]]
+            change_fees = [facility_rate(ref, ch[2], setting)[0] for ch in changes]
         else:
+            changes = pkg["changes"]
             gfe_fees = list(pro_fees)
-            change_fees = [fee(ref, ch[2], loc, pro_facility) for ch in pkg["changes"]]
+            change_fees = [fee(ref, ch[2], loc, pro_facility) for ch in changes]
         other_m = rng.choice(FACILITY_MULTIPLES if not fac_priced else MULTIPLES)
         co_facility = convener == "provider" and setting in ("asc", "hopd") and want_co_facility
         if fac_priced:  # the surgeon's professional fees sit on the facility's estimate
@@ -449,9 +465,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             fac_fees = [facility_rate(ref, c, setting)[0] for c, _ in pkg["items"]]
             if sum(pct_of(f, other_m) for f in fac_fees) <= sum(pct_of(f, m) for f in pro_fees):
                 continue
-        allow_change = amount_branch == "over_open"
-        cands = _bill_candidates(gfe_fees, m, pkg["changes"] if allow_change else (),
-                                 change_fees if allow_change else [])
+        # a changed service can sit in any branch (same-rate changes too): changed bills
+        # first when the draw wants one, else repriced lines only
+        cands = _bill_candidates(gfe_fees, m, changes if want_change else (),
+                                 change_fees if want_change else [])
         if amount_branch == "within":
             pool = [c for c in cands if c[0] <= 0]
         elif amount_branch == "under":
@@ -460,7 +477,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             pool = [c for c in cands if THRESHOLD_CENTS <= c[0] <= 250_000]
         if not pool:
             continue
-        if amount_branch == "over_open" and want_change:
+        if want_change:
             pool = [c for c in pool if c[1][0] == "change"] or pool
         if near_threshold and amount_branch != "within":
             pool = [c for c in pool if 34_000 <= c[0] <= 46_000] or pool
@@ -476,17 +493,18 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     patient = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
     dob = dt.date(rng.randrange(1952, 2002), rng.randrange(1, 13), rng.randrange(1, 29))
     case_id = f"CLR-{seed}-{_token(rng, 4)}"
-    practice = (f"{rng.choice(PLACES)} {pkg['specialty']} {rng.choice(SUFFIXES)}"
+    specialty = PRACTICE_SPECIALTY.get(pkg["specialty"], pkg["specialty"])
+    practice = (f"{rng.choice(PLACES)} {specialty} {rng.choice(SUFFIXES)}"
                 if setting not in ("imaging", "sleep") else
                 rng.choice(IMAGING if setting == "imaging" else SLEEP))
     physician = f"Dr. {rng.choice(FIRST)} {rng.choice(LAST)}"
-    prov = {"name": practice, "npi": npi(rng), "tin": _tin(rng), "specialty": pkg["specialty"],
+    prov = {"name": practice, "npi": npi(rng), "tin": _tin(rng), "specialty": specialty,
             "type": "physician practice" if setting not in ("imaging", "sleep") else
             facility_type}
     if setting == "asc":
         fac_name = rng.choice(ASCS)
     elif setting == "hopd":
-        fac_name = f"{rng.choice(HOSPITALS)} - Outpatient Surgery"
+        fac_name = f"{rng.choice(HOSPITALS)} - Outpatient Department"
     elif setting == "office":
         fac_name = f"{practice} - main office"
     else:
@@ -517,10 +535,32 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     last4 = _digits(rng, 4)
 
     # Dates: scheduling (the processor's deposit authorization), service, GFE, bill, today.
+    # The provider's story — booked on ``claimed``, GFE dated k business days later, service
+    # lead_bd business days after booking — is drawn the same way in every branch. It is the
+    # truth unless the GFE was backdated: then the real booking came some days after the GFE
+    # date (the processor log's authorization), still 3+ business days before the service.
     rule_bd = 1 if rng.random() < 0.5 else 3
     lead_bd = rng.randrange(3, 10) if rule_bd == 1 else rng.randrange(10, 23)
-    sched = _date_between(rng, dt.date(2026, 2, 2), dt.date(2026, 7, 24))
-    dos = add_business_days(sched, lead_bd)
+    k = rng.randrange(rule_bd + 1)
+    if rule_bd == 3 and rng.random() < 0.5:
+        k = rng.choice((2, 3))  # on time under the 3-day rule, late under a 1-day misreading
+    claimed = _date_between(rng, dt.date(2026, 2, 2), dt.date(2026, 7, 24))
+    dos = add_business_days(claimed, lead_bd)
+    claimed_rule_bd = rule_bd
+    sched = claimed
+    if timing == "dated_before_scheduling":
+        if lead_bd - k < 4:  # leave room for a later real booking 3+ business days ahead
+            lead_bd = rng.randrange(k + 4, 10) if rule_bd == 1 else lead_bd
+            dos = add_business_days(claimed, lead_bd)
+        gfe_dated = claimed if k == 0 else add_business_days(claimed, k)
+        for d in rng.sample(range(1, 7), 6):
+            sched = gfe_dated + dt.timedelta(days=d)
+            if add_business_days(sched, 3) <= dos:
+                break
+        else:  # pragma: no cover - lead_bd - k >= 4 leaves a business day
+            raise RuntimeError("no room for a later booking")
+        lead_bd = _business_days_between(sched, dos)
+        rule_bd = 3 if lead_bd >= 10 else 1
     gfe_deadline = add_business_days(sched, rule_bd)
     sched_off = utc_offset(state, sched)
     utc_flip = rng.random() < 0.4  # evening booking: the UTC date is the next calendar day
@@ -543,21 +583,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             return rng.randrange(lo, min(hi, first))
         return rng.randrange(lo, hi)
 
-    # k: business days from the (stated) booking to the GFE date, drawn the same way in every
-    # branch so the provider record's own dates say nothing about the branch
-    k = rng.randrange(rule_bd + 1)
-    if rule_bd == 3 and rng.random() < 0.5:
-        k = rng.choice((2, 3))  # on time under the 3-day rule, late under a 1-day misreading
     if timing == "timely":
         gfe_date = sched if k == 0 else add_business_days(sched, k)
         delivered = gfe_date
         provider_scheduled_on = sched
     elif timing == "dated_before_scheduling":
-        # Sent on time, but dated days before the booking existed (and the provider's record
-        # states a booking k business days before that date): the date is the only lie, so
-        # the finding is unambiguous.
-        gfe_date = sched - dt.timedelta(days=rng.randrange(1, 7))
-        provider_scheduled_on = sub_business_days(gfe_date, k)
+        # Sent on time, but dated (and the booking stated) days before the booking existed:
+        # the date is the only lie, so the finding is unambiguous.
+        gfe_date, provider_scheduled_on = gfe_dated, claimed
         j = rng.randrange(rule_bd + 1)
         delivered = sched if j == 0 else add_business_days(sched, j)
     else:
@@ -619,7 +652,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     elif kind == "price" or (kind == "change" and up_line is not None):
         billed[up_line]["pct"] = m + up_delta
     if kind == "change":
-        ch = pkg["changes"][change_idx]
+        ch = changes[change_idx]
         new = {"hcpcs": ch[2], "dx": ch[3], "fee": change_fees[change_idx],
                "pct": m + change_delta, "on_gfe": False}
         change_note = ch[4]
@@ -741,8 +774,6 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
              "may be referred to collections."]
     if change_note:
         notes.insert(1, f"Operative/technical note: {change_note}.")
-    if kind == "discount":
-        notes.insert(1, "Prompt-pay discount applied to one line.")
     if fac_priced:
         notes.insert(1, f"Facility charges only; {physician} ({practice}) bills professional "
                         "services separately.")
@@ -959,10 +990,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     counters, counter_ids = _counters(
         rng, practice=billing, physician=signer, patient=patient, gfe_id=gfe_id,
-        gfe_date=gfe_date, dos=dos, rule_bd=rule_bd, fac_name=fac_name, balance=balance,
+        gfe_date=gfe_date, dos=dos, rule_bd=claimed_rule_bd, fac_name=fac_name, balance=balance,
         ehr_refuters=ehr_refuters, em_refuters=em_refuters)
 
-    complaint = _complaint(rng, patient=patient, service=pkg["service"], practice=billing,
+    complaint = _complaint(rng, patient=patient, service=pkg["service"],
                            claim_id=claim_id, billed_total=billed_total, deposit=deposit,
                            balance=balance, gfe_date=gfe_date, dos=dos, receipt=receipt)
     case = {"case_id": case_id, "patient_id": case_id, "patient_name": patient,
@@ -995,7 +1026,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "amount_branch": amount_branch, "gfe_rule_business_days": rule_bd,
         "lead_business_days": lead_bd, "utc_date_flip_at_scheduling": utc_flip,
         "gfe_delivery_in": delivery_in, "bill_recipe": kind,
-        "change": None if change_idx is None else pkg["changes"][change_idx][:3],
+        "change": None if change_idx is None else changes[change_idx][:3],
         "co_providers": len(sections) - 1,
         "near_threshold": 34_000 <= excess <= 46_000, "window_open": window_open,
         "days_since_bill": age, "self_pay_pct": m, "deposit_pct": dep_pct,
@@ -1071,23 +1102,23 @@ def _counters(rng: random.Random, *, practice: str, physician: str, patient: str
     return counters, {c["kind"]: c["counter_id"] for c in counters}
 
 
-def _complaint(rng: random.Random, *, patient: str, service: str, practice: str,
+def _complaint(rng: random.Random, *, patient: str, service: str,
                claim_id: str, billed_total: int, deposit: int, balance: int,
                gfe_date: dt.date, dos: dt.date, receipt: dt.date) -> str:
     """The patient's own words: what worries them, never what the answer is (the same
     templates in every branch)."""
     variants = [
         f"I don't have insurance for this, so I paid for my {service} myself. I booked it "
-        f"online and paid a ${dollars(deposit)} deposit, and the office gave me a Good Faith "
-        f"Estimate. Now {practice} has billed me ${dollars(billed_total)} (claim {claim_id}), "
+        f"online and paid a ${dollars(deposit)} deposit, and I was given a Good Faith "
+        f"Estimate. Now I've been billed ${dollars(billed_total)} (claim {claim_id}), "
         f"which is more than I expected. The estimate is dated {_fmt(gfe_date)}, but I "
         "honestly can't remember when I actually got it. What can I do?",
-        f"{practice} billed me ${dollars(billed_total)} for my {service} on {_fmt(dos)} "
-        f"(claim {claim_id}). I'm self-pay and they gave me a written estimate. Now they say "
+        f"I was billed ${dollars(billed_total)} for my {service} on {_fmt(dos)} "
+        f"(claim {claim_id}). I'm self-pay and I got a written estimate. Now they say "
         "pay up or it goes to collections. Is this bill right, and can I dispute it?",
         f"I got a statement on {_fmt(receipt)} for claim {claim_id}: ${dollars(balance)} "
         f"still due after my ${dollars(deposit)} deposit. I paid for the {service} myself "
         f"and had an estimate dated {_fmt(gfe_date)}. I can't tell if the numbers match and "
-        "the office won't explain. Please help me.",
+        "the billing office won't explain. Please help me.",
     ]
     return rng.choice(variants)
