@@ -35,6 +35,7 @@ string joins.
 from __future__ import annotations
 
 import random
+import zlib
 from functools import lru_cache
 from typing import Any
 
@@ -1167,7 +1168,8 @@ def _finish(
         distractors=rng.randint(0, 3),
     )
     payer = payer_for(age)
-    note += "\n" + random.Random(f"payer|{note}").choice(PAYER_LINES[payer])
+    lines = PAYER_LINES[payer]  # a checksum of the note picks the wording: no rng draw
+    note += "\n" + lines[zlib.crc32(note.encode()) % len(lines)]
     accept = _accept(pools, items, codes, _dedupe(cpt), note, payer)
     rules_out = _dedupe(
         rules + [r for i in items for r in ([i.cond["rule"]] if i.role != "primary" else [])]

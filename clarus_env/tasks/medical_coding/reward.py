@@ -418,78 +418,73 @@ def _soft_f1(
 
 
 def apply_accept(
-    expected: dict[str, Any], submitted: dict[str, Any], accept: dict[str, Any] | None
-) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
-    """Rewrite a submission by the case's acceptable alternatives before it is scored.
+    accept: dict[str, Any] | None,
+    expected: tuple[str, list[str], list[str]],
+    submitted: tuple[str, list[str], list[str]],
+) -> tuple[tuple[str, list[str], list[str]], tuple[str, list[str], list[str]], list[str]]:
+    """Rewrite a normalised, deduplicated submission by the case's acceptable alternatives.
 
-    An accepted equivalent becomes the expected code it stands for (unless that code was
-    submitted too); a sequencing-free primary swaps places with the expected primary; optional
-    codes (external-cause place/activity/status families, an optional drug supply) that are not
-    expected are dropped, so they neither add nor cost. Returns (expected, submitted, notes).
+    ``expected``/``submitted`` are (primary, secondaries, cpt codes). An accepted equivalent
+    becomes the expected code it stands for (unless that code was submitted too); a
+    sequencing-free primary swaps places with the expected primary; optional codes (external-
+    cause place/activity/status families, an optional drug supply) that are not expected are
+    dropped, so they neither add nor cost. The case's ``accept`` holds canonical codes (the
+    generator writes them normalised). Returns (expected, submitted, notes).
     """
-    if not accept or not isinstance(submitted, dict):
+    if not accept or not any(accept.values()):
         return expected, submitted, []
     notes: list[str] = []
-    exp = {
-        "primary_icd10": normalize_icd(expected["primary_icd10"]),
-        "secondary_icd10s": [normalize_icd(c) for c in expected.get("secondary_icd10s", [])],
-        "cpt_codes": [normalize_cpt(c) for c in expected.get("cpt_codes", [])],
-    }
-    all_icd = [exp["primary_icd10"], *exp["secondary_icd10s"]]
-    icd_alias = {
-        normalize_icd(a): e for e, alts in accept.get("icd10", {}).items() for a in alts
-    }
-    cpt_alias = {
-        normalize_cpt(a): normalize_cpt(e)
-        for e, alts in accept.get("cpt", {}).items()
-        for a in alts
-    }
-    primary = normalize_icd(submitted.get("primary_icd10", ""))
-    secs = [normalize_icd(c) for c in _as_list(submitted.get("secondary_icd10s"))]
-    cpts = [normalize_cpt(c) for c in _as_list(submitted.get("cpt_codes"))]
-    given_icd = {primary, *secs}
-    given_cpt = set(cpts)
+    e_primary, e_sec, e_cpt = expected
+    primary, secs, cpts = submitted
+    all_icd = [e_primary, *e_sec]
+    icd_alias = {a: e for e, alts in accept.get("icd10", {}).items() for a in alts}
+    cpt_alias = {a: e for e, alts in accept.get("cpt", {}).items() for a in alts}
+    if icd_alias:
+        given = {primary, *secs}
 
-    def icd(c: str) -> str:
-        e = icd_alias.get(c)
-        if e and e not in given_icd:
-            notes.append(f"{c} accepted as an equivalent code")
-            return e
-        return c
+        def icd(c: str) -> str:
+            e = icd_alias.get(c)
+            if e and e not in given:
+                notes.append(f"{c} accepted as an equivalent code")
+                return e
+            return c
 
-    def cpt(c: str) -> str:
-        e = cpt_alias.get(c)
-        if e and e not in given_cpt:
-            notes.append(f"{c} accepted as an equivalent code")
-            return e
-        return c
+        primary, secs = icd(primary), [icd(c) for c in secs]
+    if cpt_alias:
+        given_cpt = set(cpts)
 
-    primary = icd(primary)
-    secs = [icd(c) for c in secs]
-    cpts = [cpt(c) for c in cpts]
-    free = [normalize_icd(c) for c in accept.get("primary_icd10", [])]
-    if primary != exp["primary_icd10"] and primary in free and primary in all_icd:
+        def cpt(c: str) -> str:
+            e = cpt_alias.get(c)
+            if e and e not in given_cpt:
+                notes.append(f"{c} accepted as an equivalent code")
+                return e
+            return c
+
+        cpts = [cpt(c) for c in cpts]
+    free = accept.get("primary_icd10", [])
+    if primary != e_primary and primary in free and primary in all_icd:
         notes.append(f"{primary} accepted as first-listed (sequencing is not fixed)")
-        exp["secondary_icd10s"] = [exp["primary_icd10"]] + [
-            c for c in all_icd[1:] if c != primary
-        ]
-        exp["primary_icd10"] = primary
-    prefixes = tuple(normalize_icd(p).replace(".", "") for p in accept.get("optional_icd10", []))
-    keep = []
-    for c in secs:
-        if c not in all_icd and prefixes and c.replace(".", "").startswith(prefixes):
-            notes.append(f"{c} is optional (neither adds nor costs)")
-            continue
-        keep.append(c)
-    optional_cpt = {normalize_cpt(c) for c in accept.get("optional_cpt", [])}
-    kept_cpt = []
-    for c in cpts:
-        if c.split("-")[0] in optional_cpt and c not in exp["cpt_codes"]:
-            notes.append(f"{c} is optional (neither adds nor costs)")
-            continue
-        kept_cpt.append(c)
-    sub = {"primary_icd10": primary, "secondary_icd10s": keep, "cpt_codes": kept_cpt}
-    return exp, sub, notes
+        e_sec = [e_primary] + [c for c in all_icd[1:] if c != primary]
+        e_primary = primary
+    prefixes = tuple(p.replace(".", "") for p in accept.get("optional_icd10", []))
+    if prefixes:
+        keep = []
+        for c in secs:
+            if c not in all_icd and c.replace(".", "").startswith(prefixes):
+                notes.append(f"{c} is optional (neither adds nor costs)")
+                continue
+            keep.append(c)
+        secs = keep
+    optional_cpt = set(accept.get("optional_cpt", []))
+    if optional_cpt:
+        kept = []
+        for c in cpts:
+            if c.split("-")[0] in optional_cpt and c not in e_cpt:
+                notes.append(f"{c} is optional (neither adds nor costs)")
+                continue
+            kept.append(c)
+        cpts = kept
+    return (e_primary, e_sec, e_cpt), (primary, secs, cpts), notes
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -507,11 +502,17 @@ def score_submission(
     ``accept`` is the case's acceptable alternatives (:func:`apply_accept`); without it only
     the expected codes score in full.
     """
-    expected, submitted, accepted = apply_accept(expected, submitted, accept)
-    sub = submitted or {}
-    # primary
+    sub = submitted if isinstance(submitted, dict) else {}
     exp_primary = normalize_icd(expected["primary_icd10"])
     got_primary = normalize_icd(sub.get("primary_icd10", ""))
+    exp_sec, _ = _dedupe(list(expected.get("secondary_icd10s", [])), normalize_icd)
+    got_sec, dup_sec = _dedupe(sub.get("secondary_icd10s", []), normalize_icd)
+    exp_cpt, _ = _dedupe(list(expected.get("cpt_codes", [])), normalize_cpt)
+    got_cpt, dup_cpt = _dedupe(sub.get("cpt_codes", []), normalize_cpt)
+    (exp_primary, exp_sec, exp_cpt), (got_primary, got_sec, got_cpt), accepted = apply_accept(
+        accept, (exp_primary, exp_sec, exp_cpt), (got_primary, got_sec, got_cpt)
+    )
+    # primary
     if not got_primary:
         primary = {"score": 0.0, "status": "missing", "level": "none", "code": ""}
     elif not icd_valid(got_primary, ref):
@@ -532,14 +533,10 @@ def score_submission(
             "code": got_primary,
         }
     # secondaries
-    exp_sec, _ = _dedupe(list(expected.get("secondary_icd10s", [])), normalize_icd)
-    got_sec, dup_sec = _dedupe(sub.get("secondary_icd10s", []), normalize_icd)
     valid_sec = {c: icd_valid(c, ref) for c in got_sec}
     secondary = _soft_f1(exp_sec, got_sec, valid_sec, lambda e, s: icd_similarity(e, s, ref)[0])
     secondary["duplicates"] = dup_sec
     # cpt
-    exp_cpt, _ = _dedupe(list(expected.get("cpt_codes", [])), normalize_cpt)
-    got_cpt, dup_cpt = _dedupe(sub.get("cpt_codes", []), normalize_cpt)
     valid_cpt = {c: cpt_valid(c, ref) for c in got_cpt}
     cpt = _soft_f1(exp_cpt, got_cpt, valid_cpt, cpt_similarity)
     cpt["duplicates"] = dup_cpt
