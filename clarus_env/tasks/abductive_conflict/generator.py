@@ -81,10 +81,9 @@ OUTCOME = {  # branch -> (finding, responsible_party, resolution_type, appeal_re
     "d": ("no_active_edit", "insurer", "appeal", "no_active_edit"),
 }
 # branch shares inside each half (appeal / no appeal), in per mille
-APPEAL_SIDE = (("b", 360), ("d", 640))
-OTHER_SIDE = (("c", 360), ("a0", 160), ("a1m", 240), ("a1n", 240))
+APPEAL_SIDE = (("b", 320), ("d", 680))
+OTHER_SIDE = (("c", 320), ("a0", 160), ("a1m", 260), ("a1n", 260))
 STATUS = {"a0": "0", "b": "1", "a1m": "1", "c": "1", "a1n": "1", "d": "none"}
-FAMILY_WEIGHTS = (("em", 45), ("proc", 22), ("apart", 13), ("therapy", 20))
 DENIALS = (("97", "M15"), ("97", "N19"), ("97", "N20"), ("236", "N20"), ("236", "M15"))
 MARKUPS = (150, 175, 200, 225, 250, 300)  # chargemaster as % of the MPFS fee
 DEDUCTIBLE_MET_PCT = (0, 30, 60, 100)
@@ -97,21 +96,20 @@ PRICED_GLOBALS = ("000", "010", "XXX")  # no add-on (ZZZ) or major-surgery globa
 SPLIT_NAMES = ("train", "dev", "test")
 
 COMPLAINTS = (
-    "My insurance statement for claim {claim} says the {denied} ({denied_code}) from my {dos} "
-    "visit was 'bundled' and they paid nothing for it. {provider} says the insurance company "
-    "got it wrong. I don't know who to believe or whether I'll end up owing ${billed}.",
+    "My insurance statement for claim {claim} says the {denied} from my {dos} visit was "
+    "'bundled' and they paid nothing for it. {provider} says the insurance company got it "
+    "wrong. I don't know who to believe or whether I'll end up owing ${billed}.",
     "I got an explanation of benefits for claim {claim} showing ${billed} denied for the "
-    "{denied} ({denied_code}) on {dos}. It says it was included in another service. Is that "
-    "right? Am I going to be billed for it?",
-    "Claim {claim}: my insurer paid for the {paid} ({paid_code}) but denied the {denied} "
-    "({denied_code}) from {dos} as bundled. The doctor's office told me to call the insurer "
-    "and the insurer told me to call the doctor's office. Can someone sort this out?",
-    "The {denied} ({denied_code}) I had on {dos} was denied on claim {claim} with a code "
-    "saying it is not paid separately. {provider} says it was a separate service. I can't "
-    "afford another ${billed} bill.",
-    "Why did {insurer} refuse to pay for the {denied} ({denied_code}) on claim {claim}? "
-    "I had it done on {dos} together with the {paid} ({paid_code}), and now the statement "
-    "shows ${billed} held. Do I owe this?",
+    "{denied} on {dos}. It says it was included in another service. Is that right? Am I "
+    "going to be billed for it?",
+    "Claim {claim}: my insurer paid for the {paid} but denied the {denied} from {dos} as "
+    "bundled. The doctor's office told me to call the insurer and the insurer told me to "
+    "call the doctor's office. Can someone sort this out?",
+    "The {denied} I had on {dos} was denied on claim {claim} with a code saying it is not "
+    "paid separately. {provider} says it was a separate service. I can't afford another "
+    "${billed} bill.",
+    "Why did {insurer} refuse to pay for part of my {dos} visit on claim {claim}? The "
+    "statement shows ${billed} held for the {denied}. Do I owe this?",
 )
 
 
@@ -227,31 +225,37 @@ def _scan_ptp(ref: Any, codes: list[str]) -> dict[tuple[str, str], list[dict[str
     return rows
 
 
-def _classify(rows: dict[tuple[str, str], list[dict[str, Any]]], a: str, b: str
-              ) -> tuple[str, str, str] | None:
+def _classify(rows: dict[tuple[str, str], list[dict[str, Any]]], a: str, b: str,
+              component: dict[str, float]) -> tuple[str, str, str] | None:
     """(column 1, column 2, status) for the unordered pair {a, b}: status "0"/"1" for an
     active edit (column order as the table has it), "none" when the pair has only deleted
-    edits or was never listed (column order from the pair's hash). None for an active edit
-    with indicator 9."""
+    edits or was never listed. None for an active edit with indicator 9.
+
+    Without an active edit the insurer's system made one up; it denies the code that real
+    edits more often treat as the component (column 2), as a real edit would, so which
+    line was denied says nothing about whether the edit exists."""
     for c1, c2 in ((a, b), (b, a)):
         active = [r for r in rows.get((c1, c2), []) if r["deletion_date"] is None]
         if active:
             ind = active[-1]["modifier_indicator"]
             return (c1, c2, ind) if ind in ("0", "1") else None
-    return _none_order(a, b)
-
-
-def _none_order(a: str, b: str) -> tuple[str, str, str]:
-    """Without an active edit the insurer's system made one up: which line it denied. An
-    office visit is denied in about 70% of such pairs (as with real E/M edits), otherwise
-    the order follows the pair's hash."""
     lo, hi = sorted((a, b))
-    h = _sha(f"{TASK}:order:{lo}/{hi}")[0]
-    em = [c for c in (lo, hi) if c.startswith("992")]
-    if len(em) == 1:
-        other = hi if em[0] == lo else lo
-        return (other, em[0], "none") if h < 180 else (em[0], other, "none")
-    return (lo, hi, "none") if h & 1 else (hi, lo, "none")
+    if component.get(lo, 0.0) != component.get(hi, 0.0):
+        return (hi, lo, "none") if component.get(lo, 0.0) > component.get(hi, 0.0) \
+            else (lo, hi, "none")
+    return (lo, hi, "none") if _sha(f"{TASK}:order:{lo}/{hi}")[0] & 1 else (hi, lo, "none")
+
+
+def _component_share(rows: dict[tuple[str, str], list[dict[str, Any]]]) -> dict[str, float]:
+    """For each code, the share of its active edits (among the family codes) in which it is
+    the column 2 (component) code."""
+    c1: dict[str, int] = {}
+    c2: dict[str, int] = {}
+    for (a, b), rs in rows.items():
+        if any(r["deletion_date"] is None for r in rs):
+            c1[a] = c1.get(a, 0) + 1
+            c2[b] = c2.get(b, 0) + 1
+    return {c: c2.get(c, 0) / (c1.get(c, 0) + c2.get(c, 0)) for c in {*c1, *c2}}
 
 
 def _usable(ref: Any, code: str) -> bool:
@@ -303,12 +307,13 @@ def _build_pools(ref: Any) -> dict[str, dict[str, dict[str, list[tuple[str, str]
             raise ValueError(f"catalog diagnosis {dx} is not a billable ICD-10-CM code")
     fams = _family_pairs(ref)
     rows = _scan_ptp(ref, sorted({c for pairs in fams.values() for p in pairs for c in p}))
+    component = _component_share(rows)
     pools: dict[str, dict[str, dict[str, list[tuple[str, str]]]]] = {
         s: {f: {"0": [], "1": [], "none": []} for f in fams} for s in SPLIT_NAMES}
     for fam, pairs in fams.items():
         by_status: dict[str, list[tuple[str, str]]] = {"0": [], "1": [], "none": []}
         for a, b in pairs:
-            got = _classify(rows, a, b)
+            got = _classify(rows, a, b, component)
             if got is None:
                 continue
             c1, c2, status = got
@@ -326,9 +331,44 @@ def _build_pools(ref: Any) -> dict[str, dict[str, dict[str, list[tuple[str, str]
     return pools
 
 
+GROUPS = {"em": "em", "proc": "procedures", "apart": "procedures", "therapy": "therapy"}
+# every status draws its family group with the same weights, so the kind of services on
+# the claim says nothing about whether (and how) the pair is edited
+GROUP_WEIGHTS = (("em", 25), ("procedures", 50), ("therapy", 25))
+
+
+def _anchors(pools: dict[str, dict[str, list[tuple[str, str]]]]
+             ) -> dict[str, dict[str, dict[str, list[tuple[str, str, str]]]]]:
+    """{status: {group: {code: [(column 1, column 2, family)]}}}: every usable pair filed
+    under each of its non-E/M codes, so a draw picks a code first (uniformly) and then one
+    of its pairs, and no code is drawn more often for one status than another. Status keys:
+    "0", "none", and "1s" (indicator 1 in a family whose two services can share a site,
+    so that the notes can document one site or two for the same pairs)."""
+    out: dict[str, dict[str, dict[str, list[tuple[str, str, str]]]]] = {
+        k: {g: {} for g in ("em", "procedures", "therapy")} for k in ("0", "1s", "none")}
+    for fam, by_status in pools.items():
+        for status, pairs in by_status.items():
+            key = "1s" if status == "1" else status
+            if key == "1s" and fam == "apart":
+                continue
+            for c1, c2 in pairs:
+                for code in (c1, c2):
+                    if not code.startswith("992"):
+                        out[key][GROUPS[fam]].setdefault(code, []).append((c1, c2, fam))
+    # a pair without an edit is used only if its denied code is one that edited pairs of the
+    # same group deny too: which line was denied must not tell an invented edit from a real one
+    for g in ("em", "procedures", "therapy"):
+        denied = {c2 for k in ("0", "1s") for pairs in out[k][g].values() for _, c2, _ in pairs}
+        out["none"][g] = {code: kept for code, pairs in out["none"][g].items()
+                          if (kept := [p for p in pairs if p[1] in denied])}
+    return {k: {g: dict(sorted(codes.items())) for g, codes in groups.items()}
+            for k, groups in out.items()}
+
+
 def _derived(ref: Any) -> dict[str, Any]:
-    """Pools of PtP pairs by split, family and status, and the memoizing view every later
-    lookup goes through (once per bundle content per process)."""
+    """Pools of PtP pairs by split, family and status, the anchor index every draw goes
+    through, and the memoizing view every later lookup uses (once per bundle content per
+    process)."""
     key = _bundle_key(ref)
     hit = _CACHE.get(key)
     if hit is not None:
@@ -338,10 +378,16 @@ def _derived(ref: Any) -> dict[str, Any]:
     for code, rarc in DENIALS:  # fail loudly if a denial code was stopped in this bundle
         carc_text(memo, code)
         rarc_text(memo, rarc)
-    data = {"pools": pools, "fees": {}, "refs": {}, "texts": {}, "memo": memo}
+    anchors = {split: _anchors(pools[split]) for split in SPLIT_NAMES}
+    for split, by_key in anchors.items():
+        for k, groups in by_key.items():
+            for g, codes in groups.items():
+                if not codes:
+                    raise ValueError(f"no {k!r} {g} pairs in the {split} pool of this bundle")
+    data = {"pools": pools, "anchors": anchors, "fees": {}, "refs": {}, "texts": {},
+            "memo": memo}
     _CACHE[key] = data
     return data
-
 
 
 def _fee(ref: Any, data: dict[str, Any], code: str, loc: dict[str, Any]) -> int:
@@ -496,22 +542,25 @@ def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Ran
     dx = _Dx()
     s_ptr = dx.ptr(s_dx)
     pre = rng.choice(PRE_PROCEDURE).format(lay=svc.lay)
-    hist = rng.choice(cat.HISTORY)
+    hist = list(cat.HISTORY)
+    rng.shuffle(hist)
     if distinct:
         prob = rng.choice([p for p in cat.PROBLEMS if p.level == em and p.dx != s_dx])
         em_note = (f"{cat.EM_TEXT[em]}: seen for {reason}; {pre}; "
                    f"{rng.choice(DISTINCT_LINKS)} {prob.text}.")
         em_ptr = [dx.ptr(prob.dx)] if rng.random() < 0.75 else [s_ptr, dx.ptr(prob.dx)]
-        if rng.random() < 0.4:
-            em_note += f" History: {hist[1]}."
+        if rng.random() < 0.5:
+            em_note += f" History: {hist[0][1]}."
+            dx.ptr(hist[0][0])
     else:
         em_note = f"{cat.EM_TEXT[em]}: seen for {reason}; {pre}."
         em_ptr = [s_ptr]
-        if rng.random() < 0.8:
-            em_note += (f" {rng.choice(NOTED_LINKS).capitalize()} {hist[1]}, "
-                        f"{rng.choice(NOTED_TAILS)}.")
-            if rng.random() < 0.75:
-                em_ptr = [dx.ptr(hist[0])]
+        noted = hist[:rng.choice((1, 2))]
+        em_note += (f" {rng.choice(NOTED_LINKS).capitalize()} "
+                    f"{' and '.join(h[1] for h in noted)}: {rng.choice(NOTED_TAILS)}.")
+        letters = [dx.ptr(h[0]) for h in noted]
+        if rng.random() < 0.75:
+            em_ptr = [letters[0]]
     s_note = svc.text.format(site=site) + "; done at this visit."
     lay_em = "nurse visit" if em == "99211" else "office visit"
     return {"specialty": "family medicine", "dxs": dx.codes,
@@ -641,6 +690,25 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
             "lay": {paid: cat.THERAPY[paid][0], denied: cat.THERAPY[denied][0]}}
 
 
+# how often two lines whose diagnoses differ keep separate pointers (otherwise both lines
+# point to every diagnosis on the claim, as many practices bill): tuned so that in every
+# family about a quarter of claims point the two lines differently whether or not the notes
+# document a distinct service, so the pointers never stand in for reading the notes
+KEEP_SEPARATE_POINTERS = {("em", True): 0.25, ("em", False): 0.46, ("proc", True): 0.28,
+                          ("proc", False): 0.83, ("apart", True): 0.25,
+                          ("apart", False): 0.25, ("therapy", True): 0.66,
+                          ("therapy", False): 0.89}
+
+
+def _blur_pointers(story: dict[str, Any], paid: str, denied: str, family: str,
+                   distinct: bool, rng: random.Random) -> None:
+    lines = story["lines"]
+    a, b = lines[paid]["ptr"], lines[denied]["ptr"]
+    if set(a) != set(b) and rng.random() >= KEEP_SEPARATE_POINTERS[(family, distinct)]:
+        both = sorted({*a, *b})
+        lines[paid]["ptr"], lines[denied]["ptr"] = list(both), list(both)
+
+
 STORIES = {"em": _story_em, "proc": _story_proc, "apart": _story_proc,
            "therapy": _story_therapy}
 
@@ -662,13 +730,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     data = _derived(ref)
     ref = data["memo"]
     split = split_of(seed, TASK) or "train"
-    pools = data["pools"][split]
     branch = _weighted(rng, APPEAL_SIDE if appeal_half(seed) else OTHER_SIDE)
-    status = STATUS[branch]
-    same_site = branch in ("a1m", "a1n")  # the notes must be able to show one site
-    family = _weighted(rng, tuple((f, w) for f, w in FAMILY_WEIGHTS
-                                  if pools[f][status] and not (same_site and f == "apart")))
-    paid, denied = rng.choice(pools[family][status])
+    # indicator-1 branches draw from families whose pairs can share a site, so that the
+    # notes can show one site (a1m, a1n) or two (b, c) for the same pairs
+    status = "1s" if STATUS[branch] == "1" else STATUS[branch]
+    group = _weighted(rng, GROUP_WEIGHTS)
+    by_code = data["anchors"][split][status][group]
+    anchor = rng.choice(list(by_code))
+    paid, denied, family = rng.choice(by_code[anchor])
     distinct = {"b": True, "c": True, "a1m": False, "a1n": False}.get(branch)
     if distinct is None:
         distinct = family == "apart" or rng.random() < 0.5
@@ -676,6 +745,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     if mod is None:
         mod = rng.random() < 0.5
     story = STORIES[family](paid, denied, distinct, mod, rng)
+    _blur_pointers(story, paid, denied, family, distinct, rng)
     paid_mods = list(story["lines"][paid]["mods"])
     denied_mods = list(story["lines"][denied]["mods"])
 
@@ -725,11 +795,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                           plan["oop_max"] - oop_before)
 
     # line order as the provider billed it (an office visit first when there is one)
-    first_paid = not denied.startswith("992") or paid.startswith("992")
-    if rng.random() < 0.25:
-        first_paid = not first_paid
-    n_paid, n_denied = (1, 2) if first_paid else (2, 1)
+    n_paid, n_denied = (1, 2) if rng.random() < 0.5 else (2, 1)
+    # the claim lists the patient's other conditions too (3 or 4 diagnoses in all), so the
+    # length of the list says nothing about how many problems the visit managed
     dxs = list(story["dxs"])
+    others = [h for h, _ in cat.HISTORY if h not in dxs]
+    rng.shuffle(others)
+    dxs += others[:max(0, rng.choice((3, 4)) - len(dxs))]
     ptr_paid = story["lines"][paid]["ptr"]
     ptr_denied = story["lines"][denied]["ptr"]
 

@@ -1,17 +1,29 @@
 """A rule-following advocate for abductive_conflict that sees only observations.
 
-Its rules are the ones a diligent but generic advocate applies: authenticate, read every
-record the claim points to, look the codes and the pair up, check the appeal window, then
-"appeal every bundling denial" — citing the modifier when the line carries one, otherwise
-arguing that no edit should apply. It never reads what the NCCI lookup says (modifier
-indicator, whether the edit is active), so it wins the cases where an appeal is due and
-loses the subtle ones: indicator-0 edits (no modifier can bypass them, the denial stands)
-and missing modifiers (the provider must correct the claim; an appeal is the wrong filing).
+It plays the whole process (authenticate, read every record the claim and the provider's
+statement point to, look both codes and the pair up, check the appeal window, diagnose, file,
+tell the patient and the provider, audit, close) and decides with generic rules:
+
+- the NCCI lookup: no active edit -> ``no_active_edit``; indicator 0 -> ``legitimate_denial``;
+- indicator 1: was a distinct service documented, and is a bypass modifier on the claim?
+  distinct + modifier -> ``modifier_bypass_ignored``; distinct, no modifier ->
+  ``missing_modifier``; not distinct -> ``legitimate_denial``.
+
+"Distinct" is read generically from the provider's line notes: clock intervals that do not
+overlap; for two procedures, different anatomic words in the two notes; for an office visit
+with a service, whether the visit line points to a diagnosis the service line does not
+(imperfect: a visit can point to a condition it only noted, or share the service's pointer
+while managing another problem). So it is good, not perfect.
+
+Hooks for ``clarus audit``: ``hide`` (artifact types whose data it must treat as unseen; it
+still fetches them), ``decide(view)`` (replaces its decision), ``respond`` (unused: this task
+has no counter-arguments), ``cite_all`` (cite every id seen: the citation spammer).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 CLAIM_RE = re.compile(r"\bCLM-\d+\b")
@@ -20,28 +32,101 @@ NCCI_MODIFIERS = {"25", "57", "58", "59", "78", "79", "91", "XE", "XS", "XP", "X
                   "E1", "E2", "E3", "E4", "FA", "F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8",
                   "F9", "TA", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "LC", "LD",
                   "LM", "RC", "RI", "24", "27"}
+LINE_NOTE = re.compile(r"^Line (\d+) \(([0-9A-Z]{5})\): (.*)$")
+INTERVAL = re.compile(r"\b(\d{1,2}):(\d{2})\s*[–-]\s*(\d{1,2}):(\d{2})\b")
+ANATOMY = frozenset((
+    "left", "right", "upper", "lower", "mid", "back", "shoulder", "arm", "forearm", "thigh",
+    "leg", "knee", "hip", "ankle", "foot", "toe", "finger", "hand", "wrist", "thumb", "elbow",
+    "epicondyle", "ear", "cheek", "forehead", "eyebrow", "chin", "face", "scalp", "neck",
+    "trapezius", "levator", "rhomboid", "infraspinatus", "occipital", "median", "carpal",
+    "tunnel", "abdomen", "chest", "great", "spine", "lumbar", "cervical", "gluteus"))
+OUTCOMES = {  # finding -> (responsible_party, resolution_type, appeal_reason)
+    "legitimate_denial": ("none", "no_action", "none"),
+    "modifier_bypass_ignored": ("insurer", "appeal", "modifier_bypass_documented"),
+    "missing_modifier": ("provider", "corrected_claim_request", "none"),
+    "no_active_edit": ("insurer", "appeal", "no_active_edit"),
+}
+CITE_TYPES = ("claim_record", "eob", "provider_record", "ncci_edit")
 
 
 def _a(name: str, **params: Any) -> dict[str, Any]:
     return {"action_type": name, "parameters": params}
 
 
+def _dump(observation: Any) -> dict[str, Any]:
+    if hasattr(observation, "model_dump"):
+        return observation.model_dump()
+    return dict(observation) if isinstance(observation, dict) else dict(vars(observation))
+
+
+def _get(observation: Any, name: str, default: Any = None) -> Any:
+    if isinstance(observation, dict):
+        return observation.get(name, default)
+    return getattr(observation, name, default)
+
+
+def _intervals(text: str) -> list[tuple[int, int]]:
+    return [(int(a) * 60 + int(b), int(c) * 60 + int(d)) for a, b, c, d in INTERVAL.findall(text)]
+
+
+def _anatomy(text: str) -> frozenset[str]:
+    return frozenset(w for w in re.findall(r"[a-z]+", text.lower()) if w in ANATOMY)
+
+
+def documented_distinct(provider: dict[str, Any]) -> bool | None:
+    """Whether the provider's notes document two distinct services (None: cannot tell)."""
+    notes: dict[str, str] = {}
+    for note in provider.get("notes", []):
+        m = LINE_NOTE.match(note)
+        if m:
+            notes[m.group(2)] = m.group(3)
+    lines = {ln.get("hcpcs"): ln for ln in provider.get("lines", [])}
+    codes = [c for c in lines if c in notes]
+    if len(codes) != 2:
+        return None
+    a, b = codes
+    ia, ib = _intervals(notes[a]), _intervals(notes[b])
+    if ia and ib:
+        (s1, e1), (s2, e2) = ia[0], ib[0]
+        return e1 <= s2 or e2 <= s1
+    em = [c for c in codes if c.startswith("992")]
+    if em:
+        other = b if em[0] == a else a
+        return bool(set(lines[em[0]].get("diagnosis_pointers", []))
+                    - set(lines[other].get("diagnosis_pointers", [])))
+    return _anatomy(notes[a]) != _anatomy(notes[b])
+
+
 class HeuristicAgent:
-    """Observation-only baseline: generic evidence gathering plus a modifier rule."""
+    """Observation-only baseline: generic evidence gathering plus the NCCI/documentation
+    rule above."""
 
     privileged = False
 
+    def __init__(self, decide: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                 respond: Callable[[dict[str, Any], dict[str, Any]], str] | None = None,
+                 hide: frozenset[str] | set[str] = frozenset(), cite_all: bool = False) -> None:
+        self.decide_hook = decide
+        self.respond_hook = respond
+        self.hide = frozenset(hide)
+        self.cite_all = cite_all
+
     def reset(self, observation: Any, **_: Any) -> None:
         """Start a case from its header; any privileged keyword (scenario=...) is ignored."""
-        self.case_id: str = observation.case_id
-        m = CLAIM_RE.search(observation.patient_complaint)
+        self.case_id: str = _get(observation, "case_id")
+        self.complaint: str = _get(observation, "patient_complaint") or ""
+        self.initial = _dump(observation)
+        m = CLAIM_RE.search(self.complaint)
         self.claim_id: str | None = m.group(0) if m else None
         self.ids: dict[str, str] = {}
+        self.seen: list[str] = []
+        self.records: dict[str, Any] = {}
         self.lines: list[dict[str, Any]] = []
         self.denied: str | None = None
         self.paid: str | None = None
         self.plan_id: str | None = None
         self.others: list[str] = []
+        self.decision: dict[str, Any] = {}
         self.queue: list[dict[str, Any]] = [_a("authenticate_patient", patient_id=self.case_id)]
         if self.claim_id:
             self.queue += [_a("fetch_claim_record", claim_id=self.claim_id),
@@ -51,32 +136,85 @@ class HeuristicAgent:
 
     # -- reading results -------------------------------------------------------------------
     def _read(self, observation: Any) -> None:
-        res = observation.last_action_result
-        if not res or observation.last_action_error:
+        res = _get(observation, "last_action_result")
+        if not res or _get(observation, "last_action_error"):
             return
-        kind = observation.last_action_type
+        aid, atype = res.get("artifact_id"), res.get("type", "")
         data = res.get("data") or {}
-        if res.get("artifact_id") and data.get("claim_id", self.claim_id) == self.claim_id:
-            self.ids.setdefault(res.get("type", ""), res["artifact_id"])
-        if kind == "fetch_claim_record":
-            self.lines = list(data.get("lines", []))
-            self.plan_id = data.get("plan_id")
-        elif kind == "fetch_eob" and data.get("claim_id") == self.claim_id:
+        if aid and aid not in self.seen:
+            self.seen.append(aid)
+        own = data.get("claim_id", self.claim_id) == self.claim_id
+        if aid and own:
+            self.ids.setdefault(atype, aid)
+        if atype and own and atype not in self.hide:
+            self.records.setdefault(atype, data)
+        if atype in self.hide:
+            data = {}
+        kind = _get(observation, "last_action_type")
+        if kind == "fetch_claim_record" and own:
+            self.lines = list(data.get("lines", [])) or self.lines
+            self.plan_id = data.get("plan_id") or self.plan_id
+            denied_lines = {a.get("line") for a in data.get("adjudication", [])
+                            if a.get("status") == "denied"}
+            for line in data.get("lines", []):
+                if line.get("line") in denied_lines:
+                    self.denied = self.denied or line.get("hcpcs")
+                elif self.paid is None:
+                    self.paid = line.get("hcpcs")
+        elif kind == "fetch_eob" and own:
             for line in data.get("lines", []):
                 carcs = {a.get("carc") for a in line.get("adjustments", [])
                          if a.get("group") == "CO"}
                 if carcs & BUNDLING_CARCS:
-                    self.denied = line.get("hcpcs")
+                    self.denied = self.denied or line.get("hcpcs")
                 elif self.paid is None:
                     self.paid = line.get("hcpcs")
+            self.plan_id = data.get("plan_id") or self.plan_id
             if not self.lines:
                 self.lines = list(data.get("lines", []))
-        elif kind == "fetch_provider_record":
+        elif kind == "fetch_provider_record" and own:
             history = (data.get("statement") or {}).get("account_history", [])
             self.others = [h["claim_id"] for h in history if h.get("claim_id")]
+            if not self.lines:
+                self.lines = list(data.get("lines", []))
+        if self.denied is None and kind == "fetch_provider_record":
+            # every record of the claim unseen: the complaint still names the codes
+            codes = list(dict.fromkeys(re.findall(r"\(([0-9A-Z]{5})\)", self.complaint)))
+            if codes:
+                paid_first = len(codes) > 1 and "paid for the" in self.complaint.split(
+                    codes[0])[0]
+                self.denied = codes[1] if paid_first else codes[0]
+                rest = [c for c in codes if c != self.denied]
+                self.paid = self.paid or (rest[0] if rest else None)
 
-    def _modifier_on_claim(self) -> bool:
-        return any(m in NCCI_MODIFIERS for line in self.lines for m in line.get("modifiers", []))
+    # -- deciding --------------------------------------------------------------------------
+    def _own_decision(self) -> dict[str, Any]:
+        ncci = self.records.get("ncci_edit")
+        provider = self.records.get("provider_record")
+        mod = any(m in NCCI_MODIFIERS for line in self.lines for m in line.get("modifiers", []))
+        if ncci is not None and not ncci.get("edit_exists", True):
+            finding = "no_active_edit"
+        elif ncci is not None and ncci.get("modifier_indicator") == "0":
+            finding = "legitimate_denial"
+        else:  # indicator 1, or the lookup unseen: read the documentation
+            distinct = documented_distinct(provider) if provider is not None else None
+            if distinct is None:
+                distinct = mod  # nothing to read: take the claim at its word
+            finding = ("legitimate_denial" if not distinct else
+                       "modifier_bypass_ignored" if mod else "missing_modifier")
+        party, resolution, reason = OUTCOMES[finding]
+        return {"finding": finding, "responsible_party": party, "resolution_type": resolution,
+                "appeal_reason": reason, "amount_cents": None}
+
+    def _decide(self) -> dict[str, Any]:
+        decision = self._own_decision()
+        if self.decide_hook is not None:
+            view = {"complaint": self.complaint, "case_id": self.case_id,
+                    "initial_observation": self.initial,
+                    "records": {t: d for t, d in self.records.items() if t not in self.hide}}
+            override = self.decide_hook(view) or {}
+            decision.update({k: v for k, v in override.items() if k in decision})
+        return decision
 
     # -- planning --------------------------------------------------------------------------
     def _plan_lookups(self) -> None:
@@ -92,30 +230,42 @@ class HeuristicAgent:
                 self.queue.append(_a("lookup_procedure_code", code=self.paid))
         self.queue.append(_a("check_deadline", deadline_type="internal_appeal"))
 
+    def _cites(self) -> list[str]:
+        if self.cite_all:
+            return list(self.seen)
+        return [self.ids[t] for t in CITE_TYPES if t in self.ids]
+
     def _plan_filing(self) -> None:
-        cites = [self.ids[t] for t in ("claim_record", "eob", "provider_record", "ncci_edit")
-                 if t in self.ids]
+        d = self.decision = self._decide()
+        cents = d.get("amount_cents") or 0
+        amount = f"{cents // 100}.{cents % 100:02d}"
         denied = self.denied or "the denied service"
-        party, resolution = "insurer", "appeal"
-        if self._modifier_on_claim():
-            finding, reason = "modifier_bypass_ignored", "modifier_bypass_documented"
-            why = "was billed with a modifier for a separate service"
-        else:
-            finding, reason = "no_active_edit", "no_active_edit"
-            why = "should not have been bundled"
-        extra: dict[str, Any] = {"appeal_reason": reason}
-        told = (f"The {denied} {why}, so we appealed the bundling denial. You owe nothing for "
-                "it meanwhile.")
+        resolution = d["resolution_type"]
+        extra: dict[str, Any] = {}
+        if resolution == "appeal":
+            extra["appeal_reason"] = d["appeal_reason"]
+        told = {
+            "no_action": f"The bundling denial of {denied} stands: it is a contractual "
+                         "adjustment, so you owe nothing for it and no appeal is needed.",
+            "appeal": f"We appealed the bundling denial of {denied}. You owe nothing for it "
+                      "meanwhile.",
+            "corrected_claim_request": f"The practice needs to send a corrected claim for "
+                                       f"{denied}; you owe nothing for the denied line.",
+        }.get(resolution, f"We reviewed the bundling denial of {denied}; you owe nothing for "
+                          "the denied line.")
+        cites = self._cites()
         self.queue += [
-            _a("write_diagnosis", responsible_party=party, finding=finding,
-               cited_artifacts=cites, summary=f"{denied} denied as bundled."),
-            _a("draft_resolution", resolution_type=resolution, cited_artifacts=cites,
-               body=f"Bundling denial of {denied} on claim {self.claim_id}.", **extra),
+            _a("write_diagnosis", responsible_party=d["responsible_party"],
+               finding=d["finding"], amount=amount, cited_artifacts=cites,
+               summary=f"{denied} denied as bundled."),
+            _a("draft_resolution", resolution_type=resolution, amount=amount,
+               cited_artifacts=cites, body=f"Bundling denial of {denied} on claim "
+               f"{self.claim_id}.", **extra),
             _a("submit_resolution"),
             _a("send_patient_communication", message=told, message_type="explanation"),
             _a("notify_provider", message=f"Regarding the bundling denial of {denied} on "
                f"claim {self.claim_id}: {resolution.replace('_', ' ')} filed. Please do not "
-               "bill the patient for the denied line.", cited_artifacts=cites),
+               "bill the patient for the denied line.", cited_artifacts=self._cites()),
             _a("write_audit_entry", summary=f"Reviewed claim {self.claim_id} records; filed "
                f"{resolution}; patient and provider informed."),
             _a("close_case"),
