@@ -131,3 +131,18 @@ def test_oracle_is_perfect_and_random_is_near_zero(split: str) -> None:
     assert oracle["summary"]["medical_coding"]["coding"]["exact_match_rate"] == 1.0
     rnd = evaluate("random", ["medical_coding"], split, progress=False)
     assert rnd["summary"]["medical_coding"]["mean_score"] < 0.05
+
+
+def test_invalid_action_observation_matches_the_schema(env) -> None:  # noqa: ANN001
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    schema = json.loads((Path(__file__).resolve().parents[1] / "schemas"
+                         / "coding_observation.schema.json").read_text())
+    res = env.step({"action_type": "fetch_eob", "parameters": {}})
+    jsonschema.validate(res.observation.model_dump(), schema)
+    res = clarus_env.make("medical_coding").step({"action_type": "search_cpt",
+                                                   "parameters": {"query": "visit"}})
+    jsonschema.validate(res.observation.model_dump(), schema)
