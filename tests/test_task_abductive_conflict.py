@@ -1,7 +1,10 @@
-"""abductive_conflict: the oracle passes everything, every check can fail, the TRAP fires
-exactly when it should, outcomes vary and follow from the data, amounts equal the MPFS
-formula and the plan terms, compiling is deterministic, and the baselines order as they
-should (random < heuristic < oracle)."""
+"""abductive_conflict: the oracle passes everything on dev and test, every check can fail in
+every branch, the TRAP fires exactly when it should, outcomes are balanced and follow from
+the NCCI table *and* the provider's notes, dev/test pairs never occur in train, no
+claim-level rule predicts the outcome, citations are graded for precision, the first filing
+is what counts, details never reveal an expected value, the distractor looks like any
+record, amounts equal the MPFS formula and the plan terms, compiling is deterministic, and
+the baselines order as they should (random < heuristic < oracle)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import copy
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -24,13 +28,15 @@ from clarus_env.reference import open_reference
 from clarus_env.scenario import compile_scenario, content_hash
 from clarus_env.splits import seeds
 from clarus_env.tasks import get_task
+from clarus_env.tasks.abductive_conflict import catalog as cat
 from clarus_env.tasks.abductive_conflict import generator as gen
-from clarus_env.tasks.abductive_conflict.heuristic import HeuristicAgent
+from clarus_env.tasks.abductive_conflict.heuristic import HeuristicAgent, documented_distinct
 from clarus_env.tasks.common import cents, cost_share, dollars, pct_of, plan_terms
 
 TASK = "abductive_conflict"
 DEV = list(seeds("dev"))
-TEST_SAMPLE = list(seeds("test"))[::5]
+TEST = list(seeds("test"))
+TEST_SAMPLE = TEST[::5]
 OUTCOME_FIELDS = ("finding", "responsible_party", "resolution_type", "appeal_reason")
 
 
@@ -42,6 +48,16 @@ def ref() -> Any:
 @pytest.fixture(scope="module")
 def dev(ref: Any) -> list[dict[str, Any]]:
     return [compile_scenario(TASK, s, ref) for s in DEV]
+
+
+@pytest.fixture(scope="module")
+def test_split(ref: Any) -> list[dict[str, Any]]:
+    return [compile_scenario(TASK, s, ref) for s in TEST]
+
+
+@pytest.fixture(scope="module")
+def train(ref: Any) -> list[dict[str, Any]]:
+    return [compile_scenario(TASK, s, ref) for s in seeds("train")]
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +113,7 @@ def test_task_definition() -> None:
     assert t.cooldowns == {"check_regulatory_rule": 2} and 25 <= t.api_call_budget <= 35
 
 
-@pytest.mark.parametrize("split_seeds", [DEV, TEST_SAMPLE], ids=["dev", "test-sample"])
+@pytest.mark.parametrize("split_seeds", [DEV, TEST], ids=["dev", "test"])
 def test_oracle_passes_every_check(ref: Any, env: ClarusEnv, split_seeds: list[int]) -> None:
     for seed in split_seeds:
         scenario = compile_scenario(TASK, seed, ref)
@@ -163,7 +179,7 @@ def _failing(scenario: dict[str, Any]) -> dict[str, tuple[list[dict[str, Any]], 
     }
 
 
-@pytest.mark.parametrize("branch", ["a", "b", "c", "d"])
+@pytest.mark.parametrize("branch", gen.BRANCHES)
 def test_each_check_can_fail(dev: list[dict[str, Any]], env: ClarusEnv, branch: str) -> None:
     scenario = by_branch(dev, branch)
     cases = _failing(scenario)
@@ -178,7 +194,7 @@ def test_each_check_can_fail(dev: list[dict[str, Any]], env: ClarusEnv, branch: 
 
 def test_appeal_reason_when_no_appeal_is_due(dev: list[dict[str, Any]], env: ClarusEnv) -> None:
     """Where no appeal is due, the check wants no appeal filed AND the patient told why."""
-    for branch in ("a", "c"):
+    for branch in ("a0", "a1m", "a1n", "c"):
         scenario = by_branch(dev, branch)
         o = oracle(scenario)
         assert passed(play(env, scenario, o))["appeal_reason"]
@@ -189,7 +205,7 @@ def test_appeal_reason_when_no_appeal_is_due(dev: list[dict[str, Any]], env: Cla
 
 
 def test_do_nothing_scores_almost_nothing(dev: list[dict[str, Any]], env: ClarusEnv) -> None:
-    for branch in "abcd":
+    for branch in gen.BRANCHES:
         scenario = by_branch(dev, branch)
         result = passed(play(env, scenario, [{"action_type": "close_case", "parameters": {}}]))
         # closing an unworked case, or reaching no conclusion, earns nothing
@@ -237,7 +253,7 @@ def _trap_trajectory(scenario: dict[str, Any], finding: str, evidence: bool,
     return out
 
 
-@pytest.mark.parametrize("branch", ["a", "b", "c", "d"])
+@pytest.mark.parametrize("branch", gen.BRANCHES)
 def test_trap_fires_exactly_when_it_should(dev: list[dict[str, Any]], env: ClarusEnv,
                                            branch: str) -> None:
     scenario = by_branch(dev, branch)
@@ -273,37 +289,63 @@ def test_trap_does_not_reward_the_wrong_conclusion(dev: list[dict[str, Any]],
 
 
 # -- outcomes vary and follow from the data ------------------------------------------------
-def test_outcome_variety_on_dev(dev: list[dict[str, Any]]) -> None:
-    for field in (*OUTCOME_FIELDS, "modifier_indicator"):
-        counts = collections.Counter(s["expected"][field] for s in dev)
-        assert len(counts) >= 2, field
-        assert counts.most_common(1)[0][1] / len(dev) <= 0.60, (field, counts)
-    assert set(collections.Counter(s["variant"]["branch"] for s in dev)) == set("abcd")
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_outcome_balance(dev: list[dict[str, Any]], test_split: list[dict[str, Any]],
+                         split: str) -> None:
+    """No outcome field above 50% modal; every finding a real share; every branch present."""
+    scenarios = dev if split == "dev" else test_split
+    for field in OUTCOME_FIELDS:
+        counts = collections.Counter(s["expected"][field] for s in scenarios)
+        assert counts.most_common(1)[0][1] / len(scenarios) <= 0.50, (field, counts)
+    findings = collections.Counter(s["expected"]["finding"] for s in scenarios)
+    assert set(findings) == set(gen.FINDINGS) - set() and min(findings.values()) >= 0.1 * len(
+        scenarios), findings
+    assert set(collections.Counter(s["variant"]["branch"] for s in scenarios)) == set(
+        gen.BRANCHES)
+    for half in (True, False):  # every seed pair holds one appeal and one non-appeal
+        assert sum(gen.appeal_half(s) == half for s in range(50_000, 50_150)) == 75
 
 
 def _derive(scenario: dict[str, Any]) -> tuple[str, str, str, str]:
-    """The outcome re-derived from what the agent can read: NCCI lookup + claim modifiers."""
+    """The outcome re-derived from what the agent can read: the NCCI lookup, the claim's
+    modifiers and whether the notes document a distinct service."""
     ncci = next(r for r in scenario["references"] if r["type"] == "ncci_edit")["data"]
     claim = next(a for a in scenario["artifacts"] if a["type"] == "claim_record")["data"]
     mods = {m for line in claim["lines"] for m in line["modifiers"]} - {"GP"}
+    distinct = scenario["variant"]["distinct_documented"]
     if not ncci["edit_exists"]:
         return "no_active_edit", "insurer", "appeal", "no_active_edit"
-    if ncci["modifier_indicator"] == "0":
+    if ncci["modifier_indicator"] == "0" or not distinct:
         return "legitimate_denial", "none", "no_action", "none"
     if mods:
         return "modifier_bypass_ignored", "insurer", "appeal", "modifier_bypass_documented"
     return "missing_modifier", "provider", "corrected_claim_request", "none"
 
 
-def test_expected_follows_from_the_bundle(ref: Any, dev: list[dict[str, Any]]) -> None:
-    for s in dev:
-        e = s["expected"]
+def test_expected_follows_from_the_bundle_and_the_notes(ref: Any, dev: list[dict[str, Any]],
+                                                        test_split: list[dict[str, Any]]
+                                                        ) -> None:
+    for s in dev + test_split:
+        e, v = s["expected"], s["variant"]
         assert _derive(s) == tuple(e[f] for f in OUTCOME_FIELDS), s["seed"]
-        edit_row = ref.ncci_edit(e["paid_code"], e["denied_code"])
+        c1, c2 = e["paid_code"], e["denied_code"]
+        edit_row = ref.ncci_edit(c1, c2)
         if e["modifier_indicator"] == "none":
-            assert edit_row is None and ref.ncci_edit(e["denied_code"], e["paid_code"]) is None
-        else:
+            assert edit_row is None and ref.ncci_edit(c2, c1) is None
+            assert v["edit_status"] in ("deleted", "never_listed")
+        else:  # an active edit: the paid code is its column 1, the denied code column 2
             assert edit_row["modifier_indicator"] == e["modifier_indicator"]
+        for code in (c1, c2):  # no add-on (ZZZ) or major-surgery codes, priced in the office
+            row = ref.rvu(code)
+            assert row["status"] == "A" and not row["nonfac_na"]
+            assert row["global_days"] in gen.PRICED_GLOBALS
+        # two biopsies never: the second lesion would take an add-on code (11103/11105)
+        assert not {c1, c2} <= {"11102", "11104", "11106"}
+        # where the notes are machine-readable (sites, clock times), they say what the
+        # variant says; office visits are read by a person
+        provider = next(a for a in s["artifacts"] if a["type"] == "provider_record")["data"]
+        if v["family"] != "em":
+            assert documented_distinct(provider) is v["distinct_documented"], s["seed"]
         # the denial carries a real, current CARC and RARC
         denied = next(line for a in s["artifacts"] if a["type"] == "eob"
                       and not a["distractor"] for line in a["data"]["lines"]
@@ -315,6 +357,168 @@ def test_expected_follows_from_the_bundle(ref: Any, dev: list[dict[str, Any]]) -
         for dx in next(a for a in s["artifacts"] if a["type"] == "claim_record")["data"][
                 "diagnoses"]:
             assert ref.icd10cm(dx)["billable"]
+
+
+def test_totals_stay_inside_the_paid_code(ref: Any) -> None:
+    """Pairs defined by a total (two repairs of one class, two nail counts): the parts add up
+    inside the paid code's range, so the paid code alone is the right coding and the
+    denial is right."""
+    for (paid, denied), total in cat.TOTALS.items():
+        for k in range(300):
+            rng = random.Random(k)
+            a = gen._measure(paid, (paid, denied), rng)
+            key = "size" if "size" in a else "n"
+            b = gen._measure(denied, (paid, denied), rng, a[key])
+            table = cat.SIZES if key == "size" else cat.COUNTS
+            assert table[paid][0] <= a[key] <= table[paid][1]
+            assert table[denied][0] <= b[key] <= table[denied][1]
+            assert a[key] + b[key] <= total + 1e-9
+
+
+def test_em_levels_fit_what_the_visit_managed() -> None:
+    levels = collections.Counter(p.level for p in cat.PROBLEMS)
+    assert set(levels) == {*cat.EM_LEVELS, "99211"}
+    assert all(p.dx != "J06.9" or p.level == "99212" for p in cat.PROBLEMS)
+
+
+def test_splits_are_pair_disjoint(ref: Any, dev: list[dict[str, Any]],
+                                  test_split: list[dict[str, Any]],
+                                  train: list[dict[str, Any]]) -> None:
+    pools = gen._derived(ref)["pools"]
+    def pairs(split: str) -> set[frozenset[str]]:
+        return {frozenset(p) for fam in pools[split].values() for ps in fam.values()
+                for p in ps}
+    assert not pairs("train") & pairs("dev") and not pairs("train") & pairs("test")
+    assert not pairs("dev") & pairs("test")
+    seen = {frozenset(s["variant"]["pair"].split("/")) for s in train}
+    for s in dev + test_split:
+        assert frozenset(s["variant"]["pair"].split("/")) not in seen, s["seed"]
+    # hundreds of real pairs across the families
+    assert len(pairs("train")) >= 300
+
+
+def test_no_claim_level_shortcut(dev: list[dict[str, Any]], test_split: list[dict[str, Any]],
+                                 train: list[dict[str, Any]]) -> None:
+    """Tables learned on train from what the claim shows (codes, modifiers, pointers,
+    denial codes) predict no outcome field much better than the modal class."""
+    def feats(s: dict[str, Any]) -> dict[str, Any]:
+        e = s["expected"]
+        claim = next(a for a in s["artifacts"] if a["type"] == "claim_record")["data"]
+        lines = {line["hcpcs"]: line for line in claim["lines"]}
+        mods = tuple(sorted(m for line in claim["lines"] for m in line["modifiers"]
+                            if m != "GP"))
+        adj = claim["adjudication"][-1] if claim["adjudication"][-1]["status"] == "denied" \
+            else claim["adjudication"][0]
+        return {"denied": e["denied_code"], "paid": e["paid_code"], "mods": bool(mods),
+                "ptr": lines[e["paid_code"]]["diagnosis_pointers"]
+                != lines[e["denied_code"]]["diagnosis_pointers"],
+                "ndx": len(claim["diagnoses"]), "carc": (adj.get("carc"), adj.get("rarc"))}
+    rules = {"denied": lambda f: f["denied"], "paid": lambda f: f["paid"],
+             "mods": lambda f: f["mods"], "carc": lambda f: f["carc"],
+             "mods+ptr+ndx": lambda f: (f["mods"], f["ptr"], f["ndx"]),
+             "denied+mods": lambda f: (f["denied"], f["mods"])}
+    for field in OUTCOME_FIELDS:
+        modal = collections.Counter(s["expected"][field] for s in train).most_common(1)[0][0]
+        for name, key in rules.items():
+            table: dict[Any, collections.Counter[str]] = collections.defaultdict(
+                collections.Counter)
+            for s in train:
+                table[key(feats(s))][s["expected"][field]] += 1
+            for held in (dev, test_split):
+                share = collections.Counter(s["expected"][field] for s in held).most_common(
+                    1)[0][1] / len(held)
+                hits = sum((table[key(feats(s))].most_common(1)[0][0]
+                            if key(feats(s)) in table else modal) == s["expected"][field]
+                           for s in held)
+                assert hits / len(held) <= share + 0.12, (field, name, hits / len(held),
+                                                          share)
+
+
+def test_distractor_looks_like_any_record(dev: list[dict[str, Any]]) -> None:
+    shape = re.compile(r"^(CR|EOB|PRV|PLAN)-\d{7}$")
+    for s in dev:
+        ids = [a["artifact_id"] for a in s["artifacts"]]
+        assert all(shape.match(i) for i in ids), ids
+        numbers = [i.split("-")[1] for i in ids]
+        real = [a for a in s["artifacts"] if not a["distractor"]]
+        fake = [a for a in s["artifacts"] if a["distractor"]]
+        assert len(fake) == 1 and fake[0]["type"] == "eob"
+        assert len(set(numbers)) == len(numbers) or numbers.count(
+            fake[0]["artifact_id"].split("-")[1]) == 1
+        assert {a["type"] for a in real} == {"claim_record", "eob", "provider_record",
+                                             "plan_document"}
+
+
+def test_citation_precision_defeats_citing_everything(dev: list[dict[str, Any]],
+                                                      env: ClarusEnv) -> None:
+    evidence = ("diagnosis_cites_two", "cites_provider_record", "cites_ncci_lookup")
+    for s in dev[:30]:
+        assert set(json.loads(json.dumps(s["expected"]["relevant_ids"]))) == {
+            s["expected"]["claim_record_id"], s["expected"]["provider_record_id"],
+            s["expected"]["ncci_ref_id"]}
+        obs = env.reset(scenario=copy.deepcopy(s))
+        agent = HeuristicAgent(cite_all=True)
+        agent.reset(obs)
+        for _ in range(40):
+            r = env.step(agent.act(obs))
+            obs = r.observation
+            if r.done:
+                break
+        result = passed(r.info["grade"])
+        assert not any(result[c] for c in evidence), s["seed"]
+        # the oracle's citations (claim, EOB, provider record, NCCI) are precise
+        assert all(passed(play(env, s, oracle(s)))[c] for c in evidence)
+
+
+def test_the_first_filing_is_what_counts(dev: list[dict[str, Any]], env: ClarusEnv) -> None:
+    outcome = ("responsible_party", "resolution_type", "appeal_reason")
+    for branch in ("b", "a1m", "c", "d"):
+        s = by_branch(dev, branch)
+        e = s["expected"]
+        o = oracle(s)
+        wrong_party = "provider" if e["responsible_party"] != "provider" else "insurer"
+        # a wrong diagnosis filed on, corrected after the filing: still wrong
+        sub = next(i for i, a in enumerate(o) if a["action_type"] == "submit_resolution")
+        dx = next(a for a in o if a["action_type"] == "write_diagnosis")
+        late = copy.deepcopy(o[:sub + 1])
+        for a in late:
+            if a["action_type"] == "write_diagnosis":
+                a["parameters"]["responsible_party"] = wrong_party
+        late += [copy.deepcopy(dx)] + o[sub + 1:]
+        assert not passed(play(env, s, late))["responsible_party"], branch
+        # the right diagnosis filed on, a wrong one written afterwards: still right
+        flip = copy.deepcopy(dx)
+        flip["parameters"]["responsible_party"] = wrong_party
+        after = o[:sub + 1] + [flip] + o[sub + 1:]
+        result = passed(play(env, s, after))
+        assert all(result[c] for c in outcome), (branch, result)
+
+
+def test_details_never_reveal_the_expected_answer(dev: list[dict[str, Any]],
+                                                  env: ClarusEnv) -> None:
+    for branch in gen.BRANCHES:
+        s = by_branch(dev, branch)
+        e = s["expected"]
+        o = oracle(s)
+        o = edit(o, "write_diagnosis", finding="missing_modifier" if branch != "c" else
+                 "no_active_edit", responsible_party="patient",
+                 cited_artifacts=[e["eob_id"]])
+        o = edit(o, "draft_resolution", resolution_type="refund_request", appeal_reason=None,
+                 cited_artifacts=[e["eob_id"]])
+        grade = play(env, s, o)
+        text = " ".join(c["detail"] for c in grade["checks"])
+        outcome_text = " ".join(c["detail"] for c in grade["checks"]
+                                if c["family"] == "outcome")
+        for secret in (e["provider_record_id"], e["ncci_ref_id"], e["claim_record_id"],
+                       e["ncci_pair"], "(correct)", "(incorrect)"):
+            assert secret not in text, (branch, secret, text)
+        for field in ("responsible_party", "resolution_type"):
+            if e[field] == "none":
+                continue
+            assert re.search(rf"\b{e[field]}\b", outcome_text) is None, (branch, field,
+                                                                           outcome_text)
+        if e["appeal_reason"] != "none":
+            assert e["appeal_reason"] not in outcome_text
 
 
 # -- amounts --------------------------------------------------------------------------------------
@@ -437,16 +641,57 @@ def _run(env: ClarusEnv, agent: Any, scenario: dict[str, Any]) -> float:
     raise AssertionError("episode did not end")
 
 
+def _play_agent(env: ClarusEnv, agent: Any, scenario: dict[str, Any]) -> dict[str, Any]:
+    obs = env.reset(scenario=copy.deepcopy(scenario))
+    agent.reset(obs, seed=scenario["seed"])
+    for _ in range(env.task.api_call_budget + 5):
+        r = env.step(agent.act(obs))
+        obs = r.observation
+        if r.done:
+            return r.info["grade"]
+    raise AssertionError("episode did not end")
+
+
 def test_heuristic_between_random_and_oracle(dev: list[dict[str, Any]], env: ClarusEnv) -> None:
-    oracle_mean = statistics.mean(play(env, s, oracle(s))["score"] for s in dev)
-    heuristic = [_run(env, HeuristicAgent(), s) for s in dev]
+    oracle_grades = [play(env, s, oracle(s)) for s in dev]
+    heuristic = [_play_agent(env, HeuristicAgent(), s) for s in dev]
     random_mean = statistics.mean(_run(env, RandomAgent(TASK, seed=s["seed"]), s) for s in dev)
-    assert random_mean < statistics.mean(heuristic) < oracle_mean
-    # it appeals every bundling denial: right where an appeal is due (b, d), wrong where the
-    # denial stands (a) or the provider must correct the claim (c)
-    branch = {s["seed"]: s["variant"]["branch"] for s in dev}
-    per = collections.defaultdict(list)
-    for s, score in zip(dev, heuristic, strict=True):
-        per[branch[s["seed"]]].append(score)
-    assert statistics.mean(per["b"]) > statistics.mean(per["a"])
-    assert statistics.mean(per["d"]) > statistics.mean(per["c"])
+    h_mean = statistics.mean(g["score"] for g in heuristic)
+    assert random_mean < h_mean < statistics.mean(g["score"] for g in oracle_grades)
+    h_pass = statistics.mean(g["passed"] == g["total"] for g in heuristic)
+    assert 0.0 < h_pass < 1.0
+    assert all(g["passed"] == g["total"] for g in oracle_grades)
+
+
+def test_heuristic_must_read_the_evidence(dev: list[dict[str, Any]], env: ClarusEnv) -> None:
+    """With the NCCI edit and the notes hidden it falls back to a generic guess (and does
+    not crash, even with every record hidden); the notes alone matter too."""
+    def accuracy(hide: frozenset[str]) -> float:
+        return statistics.mean(_play_agent(env, HeuristicAgent(hide=hide), s)[
+            "outcome_correct"] for s in dev)
+    full = accuracy(frozenset())
+    no_notes = accuracy(frozenset({"provider_record"}))
+    blind = accuracy(frozenset({"provider_record", "ncci_edit"}))
+    modal = collections.Counter(s["expected"]["finding"] for s in dev).most_common(1)[0][1] / len(
+        dev)
+    assert full > no_notes + 0.1 and no_notes > blind
+    assert blind <= modal + 0.10
+    accuracy(frozenset({"claim_record", "eob", "provider_record", "plan_document",
+                        "ncci_edit", "code_reference", "deadline", "regulation"}))
+
+
+def test_heuristic_hooks(dev: list[dict[str, Any]], env: ClarusEnv) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def decide(view: dict[str, Any]) -> dict[str, Any]:
+        seen.append(view)
+        return {"finding": "no_active_edit", "responsible_party": "insurer",
+                "resolution_type": "appeal", "appeal_reason": "no_active_edit",
+                "amount_cents": None}
+    s = by_branch(dev, "d")
+    agent = HeuristicAgent(decide=decide, hide=frozenset({"provider_record"}))
+    grade = _play_agent(env, agent, s)
+    assert grade["outcome_correct"] and agent.decision["finding"] == "no_active_edit"
+    view = seen[0]
+    assert set(view) == {"complaint", "case_id", "initial_observation", "records"}
+    assert "provider_record" not in view["records"] and "ncci_edit" in view["records"]

@@ -107,7 +107,7 @@ SELECT CASE WHEN {_exp('appeal_reason')} <> 'none' THEN
   ELSE EXISTS(SELECT 1 FROM {FIRST_SUBMISSION} s WHERE s.resolution_type <> 'appeal')
        AND EXISTS({PATIENT_TOLD}) END,
   CASE WHEN NOT EXISTS(SELECT 1 FROM {FIRST_SUBMISSION} s) THEN 'nothing submitted'
-  ELSE 'first filing: ' || (SELECT s.resolution_type || ' / appeal reason ' ||
+  ELSE 'first filing: ' || (SELECT s.resolution_type || ', reason ' ||
                             COALESCE(s.appeal_reason, 'none') FROM {FIRST_SUBMISSION} s)
        || CASE WHEN EXISTS({PATIENT_TOLD}) THEN '; patient given an explanation'
           ELSE '; patient not given an explanation' END END

@@ -22,10 +22,12 @@ TASK = BillingTask(
     description=(
         "A claim with two codes on one date of service was partly denied as bundled (CO-97 or "
         "CO-236 with a bundling remark). The insurer's claim record and EOB say the denial is "
-        "right; the provider record and the NCCI procedure-to-procedure table may say "
-        "otherwise. Read all four, decide whether the denial is legitimate (indicator 0), was "
-        "wrongly applied despite a documented NCCI-associated modifier, needs a corrected "
-        "claim because the modifier is missing, or rests on an edit that is not active, and "
-        "file accordingly. Concluding legitimate_denial before reading the NCCI edit and the "
-        "provider record trips a TRAP check."),
+        "right; the NCCI procedure-to-procedure table and the provider's documentation decide. "
+        "With no active edit the denial must be appealed; with indicator 0 it stands; with "
+        "indicator 1 it depends on the notes (a distinct site, lesion, time interval or a "
+        "separately managed problem) and on whether the claim carries the bypass modifier: "
+        "appeal the ignored bypass, ask the provider for a corrected claim when the modifier is "
+        "missing, or let the denial stand when nothing distinct was done. Concluding "
+        "legitimate_denial before reading the NCCI edit and the provider record trips a TRAP "
+        "check."),
 )
