@@ -273,3 +273,18 @@ def test_random_garbage_scores_near_zero(ref) -> None:
 def test_deterministic(ref) -> None:
     s = sub("E11.21", ["N18.30", "I10"], ["99213"])
     assert score_submission(CKD, s, ref) == score_submission(CKD, s, ref)
+
+
+def test_readme_worked_examples_for_sides_and_encounters(ref) -> None:
+    knee = {"primary_icd10": "M17.11", "secondary_icd10s": [], "cpt_codes": ["20610-RT"]}
+    assert score(ref, knee, sub("M17.11", [], ["20610"])) == 0.866667
+    assert score(ref, knee, sub("M17.9", [], ["20610-RT"])) == 0.6
+    assert score(ref, knee, sub("M17.10", [], ["20610"])) == 0.533333
+    assert score(ref, knee, sub("M17.12", [], ["20610-LT"])) == 0.2
+    ankle = {"primary_icd10": "S93.401A", "secondary_icd10s": ["W01.0XXA"], "cpt_codes": ["99213"]}
+    acc = accept(optional_icd10=["Y92", "Y93", "Y99"])
+    assert score_submission(ankle, sub("S93.409A", ["W01.0XXA"], ["99213"]), ref, acc)[0] == 0.8
+    assert score_submission(ankle, sub("S93.401D", ["W01.0XXD"], ["99213"]), ref, acc)[0] == 0.4
+    full = sub("S93.401A", ["W01.0XXA", "Y92.009", "Y93.01"], ["99213"])
+    assert score_submission(ankle, full, ref, acc)[0] == 1.0
+    assert score_submission(ankle, full, ref)[0] == 0.875
