@@ -56,14 +56,36 @@ from ..check_sql import (
     FIRST_AUTH,
     FIRST_FILING,
     FIRST_SUBMISSION,
-    counter_precise,
+    MIN_PRECISION_DEN,
+    MIN_PRECISION_NUM,
     exp,
     exp_list,
-    precise,
-    precision_detail,
 )
 
 E = exp  # the scenario's expected value for a key (text)
+
+
+def _precise(kind: str, step: str, relevant: str) -> str:
+    """``check_sql.precise`` / ``counter_precise`` in one plain scan of the citations: the
+    same truth value (at least half of the ids cited by the action at ``step`` as ``kind``
+    are in ``relevant``; none cited is not precise). The runtime stores each cited id once
+    per action, so ``COUNT(*)`` counts distinct ids; SQLite runs the helpers' two
+    ``COUNT(DISTINCT …)`` subqueries next to another one more than 10x slower (~130 µs a
+    check against ~10 µs), which the task's grade time cannot afford."""
+    return (f"(SELECT COUNT(*) > 0 AND {MIN_PRECISION_DEN} * SUM(artifact_id IN {relevant}) "
+            f">= {MIN_PRECISION_NUM} * COUNT(*) FROM citations WHERE kind = {kind} AND "
+            f"step = {step})")
+
+
+def precision_detail(kind: str, step: str) -> str:
+    """'k of n cited record(s) support it' (never which ones), as check_sql's, one scan."""
+    return (f"(SELECT COALESCE(SUM(artifact_id IN {exp_list('relevant_ids')}), 0) || ' of ' "
+            f"|| COUNT(*) || ' cited record(s) support it' FROM citations WHERE kind = "
+            f"'{kind}' AND step = {step})")
+
+
+def precise(kind: str, step: str) -> str:
+    return _precise(f"'{kind}'", step, exp_list("relevant_ids"))
 
 FIRST_DIAGNOSIS = "(SELECT MIN(step) FROM diagnoses)"
 FIRST_NO_ACTION_DRAFT = "(SELECT MIN(step) FROM drafts WHERE resolution_type = 'no_action')"
@@ -157,22 +179,22 @@ def _counter_cites(cid: str, kind: str, what: str, alt: str, alt_detail: str) ->
             f"WHERE c.kind = '{kind}' AND r.decision = {want})")
     cid_sql = f"(SELECT counter_id FROM counters WHERE kind = '{kind}')"
     ckind = f"'counter:' || {cid_sql}"
-    n = (f"(SELECT COUNT(DISTINCT artifact_id) FROM citations WHERE kind = {ckind} AND "
+    n = (f"(SELECT COUNT(*) FROM citations WHERE kind = {ckind} AND "
          f"step = {step} AND fetched = 1)")
     if kind == "ehr_notes":
-        support = (f"(SELECT COUNT(DISTINCT artifact_id) FROM citations WHERE kind = {ckind} "
+        support = (f"(SELECT COUNT(*) FROM citations WHERE kind = {ckind} "
                    f"AND step = {step} AND fetched = 1 AND artifact_id IN "
                    f"{exp_list('counter_ehr_support_ids')})")
-        total = (f"(SELECT COUNT(DISTINCT artifact_id) FROM citations WHERE kind = {ckind} "
-                 f"AND step = {step})")
-        concede_ok = f"({support} > 0 AND 2 * {support} >= {total})"
+        concede_ok = (f"({support} > 0 AND "
+                      f"{_precise(ckind, step, exp_list('counter_ehr_support_ids'))})")
     else:
         concede_ok = "0"
-    refuting = (f"(SELECT COUNT(DISTINCT ci.artifact_id) FROM citations ci JOIN "
+    refuting = (f"(SELECT COUNT(*) FROM citations ci JOIN "
                 f"counter_refutations f ON f.counter_id = {cid_sql} AND f.artifact_id = "
                 f"ci.artifact_id WHERE ci.kind = {ckind} AND ci.step = {step} AND "
                 "ci.fetched = 1)")
-    reject_ok = f"({refuting} > 0 AND {counter_precise(kind, step)})"
+    refuters = f"(SELECT artifact_id FROM counter_refutations WHERE counter_id = {cid_sql})"
+    reject_ok = f"({refuting} > 0 AND {_precise(ckind, step, refuters)})"
     ok = (f"CASE WHEN {NO_VIOLATION} THEN ({alt}) WHEN {want} = 'reject' THEN {reject_ok} "
           f"ELSE {concede_ok} END")
     return Check(
@@ -268,7 +290,7 @@ CHECKS: list[Check] = [
           "half of its citations relevant",
           f"SELECT n >= 2 AND {precise('diagnosis', DX_STEP)}, CASE WHEN {DX_STEP} IS NULL "
           "THEN 'no diagnosis' ELSE 'diagnosis cites ' || n || ' fetched record(s); ' || "
-          f"{precision_detail('diagnosis', DX_STEP)} END FROM (SELECT COUNT(DISTINCT "
+          f"{precision_detail('diagnosis', DX_STEP)} END FROM (SELECT COUNT("
           f"artifact_id) n FROM citations WHERE kind='diagnosis' AND fetched=1 AND step = "
           f"{DX_STEP})", "evidence"),
     Check("diagnosis_cites_processor_log",
