@@ -17,8 +17,13 @@ The answer follows from the records the agent fetches and from nothing else:
   facility record's encounter names who booked it) and that bills (the claim). A physician
   practice is a provider; an ambulatory surgical center, a hospital outpatient department,
   an independent imaging center or sleep diagnostic center is a health care facility under
-  45 CFR 149.610(a)(2) (imaging centers and laboratories are named there). Co-provider and
-  co-facility sections may sit on the same GFE; each party is held to its own section.
+  45 CFR 149.610(a)(2) (imaging centers and laboratories are named there). Every service can
+  be convened by either kind (a practice's in-office imaging suite or sleep lab, a hospital
+  outpatient clinic doing an office procedure), so the service itself says nothing about the
+  party. Co-provider and co-facility sections may sit on the same GFE, in shuffled order; each
+  party is held to its own section.
+* **The provider's story** (its booking date and GFE date) is drawn the same way in every
+  branch; backdating moves only the real booking, which only the processor log shows.
 * **The filing.** PPDR (45 CFR 149.620: the convening party billed at least $400 above its own
   expected charges, within 120 calendar days of receiving the bill — receipt from the
   ledger's statement delivery, "today" from the deadline lookup's ``as_of``) → ``nsa_dispute``
