@@ -158,6 +158,27 @@ class _Memo:
         self._ref = ref
         self._memo: dict[tuple[Any, ...], Any] = {}
         self.release = ref.release
+        # filled once per bundle by ``_build_pools``: every PtP row between two family codes
+        # and every office fee of a family code, read in one vectorized pass each, so that
+        # compiling an unseen seed never slices the big tables
+        self.ptp_codes: frozenset[str] = frozenset()
+        self.ptp_rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.fee_codes: frozenset[str] = frozenset()
+        self.fees: dict[tuple[str, str, str], Any] = {}
+
+    def preload(self, codes: list[str], rows: dict[tuple[str, str], list[dict[str, Any]]]
+                ) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        self.ptp_codes, self.ptp_rows = frozenset(codes), rows
+        table = self._ref.table("fee_schedule")
+        mask = pc.and_(pc.is_in(table["hcpcs"], value_set=pa.array(sorted(codes))),
+                       pc.equal(table["modifier"], ""))
+        part = table.filter(mask).select(["hcpcs", "mac", "locality", "nonfac_amount"])
+        self.fees = {(h, m, lo): amount for h, m, lo, amount in zip(
+            *(part.column(c).to_pylist() for c in part.column_names), strict=True)}
+        self.fee_codes = frozenset(codes)
 
     def _get(self, name: str, *args: Any, **kwargs: Any) -> Any:
         key = (name, args, tuple(sorted(kwargs.items())))
@@ -170,6 +191,8 @@ class _Memo:
 
     def fee(self, hcpcs: str, mac: str, locality: str, *, modifier: str = "",
             facility: bool = False) -> Any:
+        if not modifier and not facility and hcpcs in self.fee_codes:
+            return self.fees.get((hcpcs, mac.zfill(5), locality.zfill(2)))
         return self._get("fee", hcpcs, mac, locality, modifier=modifier, facility=facility)
 
     def locality(self, mac: str, locality: str) -> Any:
@@ -200,10 +223,14 @@ class _Memo:
         return self._get("plans")
 
     def ncci_edit(self, column_1: str, column_2: str) -> Any:
-        return self._get("ncci_edit", column_1, column_2)
+        rows = self.ncci_edits(column_1, column_2)
+        return rows[-1] if rows else None
 
     def ncci_edits(self, column_1: str, column_2: str | None = None, *,
                    active_only: bool = True) -> Any:
+        if column_2 is not None and {column_1, column_2} <= self.ptp_codes:
+            rows = self.ptp_rows.get((column_1, column_2), [])
+            return [r for r in rows if r["deletion_date"] is None or not active_only]
         return self._get("ncci_edits", column_1, column_2, active_only=active_only)
 
 
@@ -306,7 +333,10 @@ def _build_pools(ref: Any) -> dict[str, dict[str, dict[str, list[tuple[str, str]
         if node is None or not node["billable"]:
             raise ValueError(f"catalog diagnosis {dx} is not a billable ICD-10-CM code")
     fams = _family_pairs(ref)
-    rows = _scan_ptp(ref, sorted({c for pairs in fams.values() for p in pairs for c in p}))
+    codes = sorted({c for pairs in fams.values() for p in pairs for c in p} | {"99212", "99213"})
+    rows = _scan_ptp(ref, codes)
+    if isinstance(ref, _Memo):
+        ref.preload(codes, rows)
     component = _component_share(rows)
     pools: dict[str, dict[str, dict[str, list[tuple[str, str]]]]] = {
         s: {f: {"0": [], "1": [], "none": []} for f in fams} for s in SPLIT_NAMES}
