@@ -7,13 +7,15 @@ but hurried human would:
 
 * it converts the processor log's UTC timestamps to the facility's local time (offsets and
   daylight period from the facility record) and compares the GFE date with the booking (the
-  deposit authorization) and the deadline with the GFE's delivery — but counts business days
-  as Monday–Friday, forgetting federal holidays;
+  deposit authorization) and the deadline with the GFE's delivery — but applies the
+  1-business-day deadline only (never the 3-day one for services booked 10+ business days
+  ahead) and counts business days as Monday–Friday, forgetting federal holidays;
 * it takes the convener to be whoever bills, and calls it a facility only when it bills on an
   institutional claim (UB-04) — so an imaging or sleep center billing on a CMS-1500 is
   "a provider" to it, though 45 CFR 149.610(a)(2) makes it a facility;
-* it holds the biller to its own section of the GFE and tests the $400 PPDR threshold, but
-  counts the 120-day window from the statement's date rather than from its receipt.
+* it holds the bill against the estimate's bottom line (co-provider and co-facility sections
+  included, not the biller's own section) and tests the $400 PPDR threshold, but counts the
+  120-day window from the statement's date rather than from its receipt.
 
 It concedes the EHR counter when its own reading found the GFE timely, rejects the emergency
 exception citing the claim and the facility's registration, and rejects the legal threat.
@@ -212,12 +214,10 @@ class HeuristicAgent:
         # the convener: whoever bills; a facility only on an institutional claim form
         party = ("facility" if str(clm.get("claim_form", "")).startswith("UB-04")
                  else "provider")
-        biller = (clm.get("provider") or {}).get("name") or (prv.get("provider") or {}).get(
-            "name")
         billed = _cents(clm.get("total_billed") or (prv.get("statement") or {}).get(
             "total_charges") or 0)
-        sections = gfe.get("providers") or []
-        own = next((s for s in sections if s.get("name") == biller), None)
+        biller = (clm.get("provider") or {}).get("name")
+        own = next((s for s in gfe.get("providers") or [] if s.get("name") == biller), None)
         estimate = _cents(own.get("expected_total") if own else
                           gfe.get("total_expected_charges", 0))
         excess = billed - estimate if gfe else 0
@@ -230,14 +230,11 @@ class HeuristicAgent:
         stamps += [m.get("timestamp") for m in fac.get("portal_messages", [])
                    if "Good Faith Estimate" in str(m.get("subject", ""))]
         delivered = [d for d in (self._local_date(s) for s in stamps) if d]
-        service = _date(clm.get("date_of_service")) or _date(
-            (prv.get("appointment") or {}).get("service_date"))
         finding = "billed_above_gfe"
         if sched and gfe_date and gfe_date < sched:
             finding = "gfe_backdated_before_scheduling"
         elif sched and delivered:
-            lead = _weekdays_between(sched, service) if service else 0
-            due = _weekdays_after(sched, 3 if lead >= 10 else 1)
+            due = _weekdays_after(sched, 1)  # the 1-business-day rule only
             if min(delivered) > due:
                 finding = "gfe_issued_after_deadline"
         if finding == "billed_above_gfe" and gfe and excess <= 0:
