@@ -288,3 +288,9 @@ def test_readme_worked_examples_for_sides_and_encounters(ref) -> None:
     full = sub("S93.401A", ["W01.0XXA", "Y92.009", "Y93.01"], ["99213"])
     assert score_submission(ankle, full, ref, acc)[0] == 1.0
     assert score_submission(ankle, full, ref)[0] == 0.875
+
+
+def test_false_sibling_is_only_asked_within_a_category(ref) -> None:
+    # both titles name a side, but they are different conditions: no credit at all
+    assert icd_similarity("H61.22", "S96.921D", ref) == (0.0, "none")
+    assert icd_similarity("M17.12", "S83.91XA", ref)[0] == 0.0

@@ -35,7 +35,7 @@ ICD-10-CM, by the depth ``d`` of their nearest common ancestor in the tabular tr
 block 2, category 3, then one level per extra character)::
 
     identical                           1.0
-    clinically false sibling            0.2      (wrong side, wrong 7th character)
+    clinically false sibling            0.2      (same category; wrong side or 7th character)
     common ancestor at depth d >= 3     min(0.4 + 0.1 * (d - 3), 0.8)
     common block only (d = 2)           0.1      (I10 vs I12.9)
     otherwise                           0.0
@@ -275,6 +275,9 @@ def _sides(code: str, ref: Any) -> frozenset[str]:
 def false_sibling(expected: str, submitted: str, ref: Any) -> str:
     """Why ``submitted`` says something clinically false about the expected condition, or ''.
 
+    Asked only of two codes of the same category (common ancestor at depth >= 3): codes of
+    different categories are simply different conditions and score by the tree.
+
     A different 7th character of the same 6-character code (initial vs subsequent encounter,
     sequela) and a code naming the other side (right vs left vs bilateral) are false statements,
     not less specific ones.
@@ -292,14 +295,14 @@ def icd_similarity(expected: str, submitted: str, ref: Any) -> tuple[float, str]
     """(credit, level) for two valid normalised ICD-10-CM codes; see the module docstring."""
     if expected == submitted:
         return 1.0, "exact"
-    why = false_sibling(expected, submitted, ref)
-    if why:
-        return FALSE_SIBLING, why
     a = _ancestors(expected, ref)
     b = _ancestors(submitted, ref)
     common = [d for c, d in a.items() if c in b]
     depth = max(common, default=0)
     if depth >= 3:
+        why = false_sibling(expected, submitted, ref)  # only within the same category
+        if why:
+            return FALSE_SIBLING, why
         return round(min(0.4 + 0.1 * (depth - 3), 0.8), 6), (
             "category" if depth == 3 else "subcategory"
         )
