@@ -219,14 +219,16 @@ def claim_rule(train: TrainSet) -> Decide:
     return decide
 
 
-def counter_label(counter: dict[str, Any]) -> str | None:
-    """The expected response to a counter-argument, when the scenario states one."""
-    for key in ("expected_decision", "decision"):
-        if isinstance(counter.get(key), str):
-            return counter[key]
-    if isinstance(counter.get("valid"), bool):
-        return "concede" if counter["valid"] else "reject"
-    return None
+def counter_label(counter: dict[str, Any], expected: dict[str, Any]) -> str:
+    """The expected response to a counter-argument: the scenario's ``<prefix>_decision`` for
+    the expected key ``<prefix>_id`` naming this counter, else ``reject`` (a counter the
+    scenario does not say is right is to be rejected)."""
+    for key, value in sorted(expected.items()):
+        if key.endswith("_id") and value == counter["counter_id"]:
+            decision = expected.get(key[:-3] + "_decision")
+            if isinstance(decision, str):
+                return decision
+    return "reject"
 
 
 def counter_rules(train: TrainSet) -> tuple[Decide, Callable[..., str]] | None:
@@ -241,10 +243,8 @@ def counter_rules(train: TrainSet) -> tuple[Decide, Callable[..., str]] | None:
         docs.append([w for c in counters for w in tokens(c["text"])])
         labs.append(lab)
         for c in counters:
-            want = counter_label(c)
-            if want is not None:
-                cdocs.append(tokens(c["text"]))
-                clabs.append(want)
+            cdocs.append(tokens(c["text"]))
+            clabs.append(counter_label(c, s["expected"]))
     if not docs:
         return None
     nb = NaiveBayes().fit(docs, labs)

@@ -383,7 +383,9 @@ class ClarusEnv(EnvBase):
         result: dict[str, Any] = {"submission_id": f"SUB-{step}", "status": "filed",
                                   "resolution_type": row[1]}
         counters = self.scenario.get("counters", []) if self.scenario else []
-        if counters and not self._counters_raised and row[1] != "withdraw_dispute":
+        # counter-arguments answer a dispute: a withdrawal or a "no action" filing raises none
+        if counters and not self._counters_raised and row[1] not in ("withdraw_dispute",
+                                                                       "no_action"):
             self._counters_raised = True
             self.db.executemany("INSERT INTO counters VALUES (?,?,?)",
                                 [(c["counter_id"], c["kind"], step) for c in counters])

@@ -43,37 +43,39 @@ DX_FLIPPED = (f"EXISTS(SELECT 1 FROM diagnoses d, {DX_AT_FILING} f WHERE d.step 
 
 
 def n_cited(kind: str, step: str) -> str:
-    return (f"(SELECT COUNT(DISTINCT artifact_id) FROM citations WHERE kind='{kind}' "
-            f"AND step={step})")
+    return f"(SELECT COUNT(*) FROM citations WHERE kind='{kind}' AND step={step})"
 
 
 def n_cited_relevant(kind: str, step: str, relevant: str = "relevant_ids") -> str:
-    return (f"(SELECT COUNT(DISTINCT artifact_id) FROM citations WHERE kind='{kind}' "
-            f"AND step={step} AND artifact_id IN {exp_list(relevant)})")
+    return (f"(SELECT COALESCE(SUM(artifact_id IN {exp_list(relevant)}), 0) FROM citations "
+            f"WHERE kind='{kind}' AND step={step})")
 
 
 def precise(kind: str, step: str, relevant: str = "relevant_ids") -> str:
     """SQL truth value: at least half of the ids the action at ``step`` cited (as ``kind``)
-    support it. No citations at all is not precise (it is not evidence either)."""
-    n = n_cited(kind, step)
-    k = n_cited_relevant(kind, step, relevant)
-    return f"({n} > 0 AND {MIN_PRECISION_DEN} * {k} >= {MIN_PRECISION_NUM} * {n})"
+    support it. No citations at all is not precise (it is not evidence either).
+
+    The runtime stores each id once per action, so plain counts are distinct counts; one
+    scan with ``SUM(id IN relevant)`` is an order of magnitude cheaper in SQLite than two
+    ``COUNT(DISTINCT)`` subqueries side by side."""
+    return (f"(SELECT COUNT(*) > 0 AND {MIN_PRECISION_DEN} * "
+            f"COALESCE(SUM(artifact_id IN {exp_list(relevant)}), 0) >= "
+            f"{MIN_PRECISION_NUM} * COUNT(*) FROM citations WHERE kind='{kind}' "
+            f"AND step={step})")
 
 
 def precision_detail(kind: str, step: str, relevant: str = "relevant_ids") -> str:
     """SQL text: 'k of n cited record(s) support it' (never names which ones)."""
-    return (f"({n_cited_relevant(kind, step, relevant)} || ' of ' || {n_cited(kind, step)} "
-            "|| ' cited record(s) support it')")
+    return (f"(SELECT COALESCE(SUM(artifact_id IN {exp_list(relevant)}), 0) || ' of ' || "
+            f"COUNT(*) || ' cited record(s) support it' FROM citations WHERE kind='{kind}' "
+            f"AND step={step})")
 
 
 def counter_precise(counter_kind: str, step: str) -> str:
     """Precision for a counter rebuttal: at least half of what it cites refutes that counter
     (``counter_refutations`` lists every record that does)."""
     cid = f"(SELECT counter_id FROM counters WHERE kind='{counter_kind}')"
-    kind = f"'counter:' || {cid}"
-    n = (f"(SELECT COUNT(DISTINCT artifact_id) FROM citations WHERE kind={kind} "
-         f"AND step={step})")
-    k = (f"(SELECT COUNT(DISTINCT artifact_id) FROM citations WHERE kind={kind} AND "
-         f"step={step} AND artifact_id IN (SELECT artifact_id FROM counter_refutations WHERE "
-         f"counter_id={cid}))")
-    return f"({n} > 0 AND {MIN_PRECISION_DEN} * {k} >= {MIN_PRECISION_NUM} * {n})"
+    return (f"(SELECT COUNT(*) > 0 AND {MIN_PRECISION_DEN} * COALESCE(SUM(artifact_id IN "
+            f"(SELECT artifact_id FROM counter_refutations WHERE counter_id={cid})), 0) >= "
+            f"{MIN_PRECISION_NUM} * COUNT(*) FROM citations WHERE kind='counter:' || {cid} "
+            f"AND step={step})")
