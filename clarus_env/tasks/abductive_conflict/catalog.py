@@ -127,7 +127,19 @@ PROCS: dict[str, Proc] = {
     "11730": Proc("toe", "nail_avulsion", "toenail removal",
                   "avulsion of the nail plate, {site}, for an ingrown nail"),
     "64450": Proc("nerve", "block", "nerve block",
-                  "peripheral nerve block with lidocaine 1% and triamcinolone, {site}"),
+                  "peripheral nerve block with lidocaine 1%, {site}"),
+}
+
+# the second note of a same-lesion story (a lesion biopsied, then destroyed or excised):
+# it names the lesion the first note described, with that note's diagnosis
+SAME_LESION_TEXT = {
+    "11102": "tangential biopsy of that lesion on the {site}; specimen to pathology",
+    "11104": "4 mm punch biopsy of that lesion on the {site}; specimen to pathology",
+    "17110": "cryotherapy destruction of that lesion on the {site}",
+    "17000": "cryodestruction of that lesion on the {site}",
+    "11400": "excision of that lesion, {size} cm with margins, on the {site}",
+    "11401": "excision of that lesion, {size} cm with margins, on the {site}",
+    "11402": "excision of that lesion, {size} cm with margins, on the {site}",
 }
 
 # measured ranges: (low, high) in cm for sizes/lengths, counts otherwise
@@ -139,6 +151,12 @@ COUNTS = {"17110": (1, 14), "17111": (15, 20), "17004": (15, 22), "20552": (1, 2
 # same-class pairs whose codes are defined by a total: the parts must add up inside the
 # paid (column 1) code's range, so the column 1 code alone is the correct coding
 TOTALS = {("12002", "12001"): 7.5, ("12013", "12011"): 5.0, ("11721", "11720"): 10}
+
+# a simple repair closing a biopsy or excision wound has the length that wound needs: a
+# biopsy or a small excision closes within 12001 (<= 2.5 cm), a 1.1-2.0 cm excision within
+# 12002; other lesion/repair pairs are left out (no same-site story would be plausible)
+REPAIR_FITS = {"12001": frozenset(("11102", "11104", "11400", "11401")),
+               "12002": frozenset(("11402",))}
 
 # kinds that may share one site; a nerve block may be the anesthetic for any procedure
 SAME_SITE_KINDS = {frozenset(("skin",)), frozenset(("skin", "wound")), frozenset(("wound",)),

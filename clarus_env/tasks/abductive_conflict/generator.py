@@ -305,6 +305,10 @@ def _proc_pair_ok(a: str, b: str) -> bool:
         return False
     if roles == frozenset(("destroy",)) and pa_.dx != pb.dx:
         return False
+    for repair, other in ((a, b), (b, a)):
+        if repair in cat.REPAIR_FITS and cat.PROCS[other].kind == "skin" \
+                and other not in cat.REPAIR_FITS[repair]:
+            return False
     return not (pa_.role == pb.role == "inject" and pa_.kind != pb.kind)
 
 
@@ -395,6 +399,26 @@ def _anchors(pools: dict[str, dict[str, list[tuple[str, str]]]]
             for k, groups in out.items()}
 
 
+def _partner_weights(anchors: dict[str, dict[str, dict[str, list[tuple[str, str, str]]]]]
+                     ) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """For each anchor's pairs, a weight 1 / (how many pairs of that status and group
+    contain the partner code): a code that is the partner of almost every code (a nerve
+    block, a re-evaluation, an office visit level) is then drawn about as often as any other
+    instead of in a large share of the draws."""
+    out: dict[str, dict[str, dict[str, list[float]]]] = {}
+    for k, groups in anchors.items():
+        out[k] = {}
+        for g, codes in groups.items():
+            count: dict[str, int] = {}
+            for pairs in codes.values():
+                for c1, c2, _ in pairs:
+                    for c in (c1, c2):
+                        count[c] = count.get(c, 0) + 1
+            out[k][g] = {code: [1.0 / count[c2 if c1 == code else c1] for c1, c2, _ in pairs]
+                         for code, pairs in codes.items()}
+    return out
+
+
 def _derived(ref: Any) -> dict[str, Any]:
     """Pools of PtP pairs by split, family and status, the anchor index every draw goes
     through, and the memoizing view every later lookup uses (once per bundle content per
@@ -414,8 +438,9 @@ def _derived(ref: Any) -> dict[str, Any]:
             for g, codes in groups.items():
                 if not codes:
                     raise ValueError(f"no {k!r} {g} pairs in the {split} pool of this bundle")
-    data = {"pools": pools, "anchors": anchors, "fees": {}, "refs": {}, "texts": {},
-            "memo": memo}
+    data = {"pools": pools, "anchors": anchors,
+            "weights": {split: _partner_weights(anchors[split]) for split in SPLIT_NAMES},
+            "fees": {}, "refs": {}, "texts": {}, "memo": memo}
     _CACHE[key] = data
     return data
 
@@ -649,7 +674,7 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
         elif distinct:
             sites[second], sides[second], dxs[second] = rng.choice(SITES[p[second].kind])
         else:
-            sites[second] = "the same muscles"
+            sites[second] = sites[first]
     else:
         sites[first], sides[first], site_dx = rng.choice(SITES[p[first].kind])
         dxs[first] = site_dx
@@ -668,9 +693,14 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     dx = _Dx()
     lines: dict[str, Any] = {}
     notes: dict[str, str] = {}
+    same_lesion = (not distinct and p[first].kind == p[second].kind == "skin"
+                   and second in cat.SAME_LESION_TEXT and p[first].role != p[second].role)
     for code in order:
         proc = p[code]
         d = rng.choice(proc.dx) if proc.dx else dxs.get(code, "")
+        if same_lesion and code == second:  # the lesion the first note described
+            d = lines[first]["dx"]
+            proc = cat.Proc(proc.kind, proc.role, proc.lay, cat.SAME_LESION_TEXT[code])
         if not d:  # a repair or block at the other procedure's site treats what it treated
             other = order[0] if code == order[1] else order[1]
             d = lines[other]["dx"] if other in lines else "M79.2"
@@ -767,7 +797,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     group = _weighted(rng, GROUP_WEIGHTS)
     by_code = data["anchors"][split][status][group]
     anchor = rng.choice(list(by_code))
-    paid, denied, family = rng.choice(by_code[anchor])
+    weights = data["weights"][split][status][group][anchor]
+    paid, denied, family = rng.choices(by_code[anchor], weights=weights)[0]
     distinct = {"b": True, "c": True, "a1m": False, "a1n": False}.get(branch)
     if distinct is None:
         distinct = family == "apart" or rng.random() < 0.5
