@@ -46,6 +46,10 @@ ABLATIONS: dict[str, tuple[tuple[str, ...], ...]] = {
     "abductive_conflict": (("provider_record",), ("ncci_edit",)),
     "adversarial_fabrication": (("processor_log",), ("processor_log", "facility_record")),
 }
+# every kind of record an agent reads: hiding them all leaves the complaint and the process
+EVIDENCE_TYPES = frozenset(("claim_record", "eob", "provider_record", "payment_ledger",
+                            "plan_document", "facility_record", "processor_log", "ncci_edit",
+                            "code_reference"))
 WORD = re.compile(r"[a-z][a-z0-9']+|\$?\d[\d,.]*")
 ID_KEYS = ("claim_id", "plan_id", "facility_id")
 FETCH_BY_KEY = {"claim_id": ("fetch_claim_record", "fetch_eob", "fetch_provider_record"),
@@ -414,6 +418,7 @@ def reference_agents(task: str) -> dict[str, Callable[[], Any]]:
     for hidden in ABLATIONS.get(task, ()):
         out["heuristic-no-" + "+".join(hidden)] = lambda hidden=hidden: H(
             hide=frozenset(hidden))
+    out["heuristic-no-records"] = lambda: H(hide=EVIDENCE_TYPES)
     return out
 
 

@@ -132,11 +132,13 @@ def test_reference_agents_bracket_the_task(reports: dict[str, dict[str, Any]], t
     h = rows["heuristic"]
     assert rows["random"]["pass_rate"] < h["pass_rate"] < 1.0, text
     best_short = reports[task]["best_shortcut"]["outcome_accuracy"]
-    ablations = [r for name, r in rows.items() if name.startswith("heuristic-no-")]
-    assert ablations
-    # hiding the evidence the task is about costs the heuristic its edge over the shortcuts
-    worst = min(a["outcome_accuracy"] for a in ablations)
-    assert worst <= best_short + 0.10 < h["outcome_accuracy"], text
+    assert best_short + 0.10 < h["outcome_accuracy"], text
+    # the heuristic reads the evidence: hiding the records leaves it at the shortcut level,
+    # and hiding just the record the task is about costs it a large part of its accuracy
+    assert rows["heuristic-no-records"]["outcome_accuracy"] <= best_short + 0.10, text
+    key = [r for name, r in rows.items()
+           if name.startswith("heuristic-no-") and name != "heuristic-no-records"]
+    assert key and min(a["outcome_accuracy"] for a in key) <= h["outcome_accuracy"] - 0.25, text
 
 
 @pytest.mark.slow
