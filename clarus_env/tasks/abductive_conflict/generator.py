@@ -125,12 +125,12 @@ def appeal_half(seed: int) -> bool:
 
 def pair_split(index: int) -> str:
     """The split of the pair ranked ``index`` (by SHA-256 of the pair) in its pool: the
-    first two go to test and dev so that every pool reaches both, then 6 of every 8 to
+    first two go to test and dev so that every pool reaches both, then 4 of every 6 to
     train, one to dev, one to test."""
     if index < 2:
         return ("test", "dev")[index]
-    r = (index - 2) % 8
-    return "dev" if r == 6 else "test" if r == 7 else "train"
+    r = (index - 2) % 6
+    return "dev" if r == 4 else "test" if r == 5 else "train"
 # -- bundle-derived data, cached per reference bundle ------------------------------------
 _CACHE: dict[Any, dict[str, Any]] = {}
 
