@@ -162,6 +162,12 @@ def test_config_from_env_and_flags(monkeypatch: pytest.MonkeyPatch, no_keys: Non
 
 
 # -- end to end --------------------------------------------------------------------------------
+def case_id(task: str, seed: int) -> str:
+    from clarus_env.scenario_store import load_scenario
+
+    return load_scenario(task, seed)["case"]["case_id"]
+
+
 def test_infer_in_process_with_malformed_calls_and_retries(
         tmp_path: Path, capsys: pytest.CaptureFixture, no_keys: None) -> None:
     task, seed = "deductive_liability", 1001
@@ -189,7 +195,7 @@ def test_infer_in_process_with_malformed_calls_and_retries(
     assert all(m[5] == "null" for m in steps[3:])
     assert [m[4] for m in steps] == ["false"] * (len(steps) - 1) + ["true"]
     assert json.loads(steps[3][2]) == {"action_type": "authenticate_patient",
-                                       "parameters": {"patient_id": "CLR-1001-RSD3"}}
+                                       "parameters": {"patient_id": case_id(task, seed)}}
 
     results = json.loads(out.read_text())
     assert results["format"] == RESULTS_FORMAT and results["agent"] == "llm:stub-model"

@@ -599,6 +599,11 @@ def test_the_leak_search_would_catch_a_leaked_answer_key(client: httpx.Client,
     leaked = json.dumps({"observation": {"last_action_result": scenario["expected"]}})
     assert any(p.search(leaked) for p in secrets.values())
     if task != "abductive_conflict":  # there the amount is the public denied line's
-        cents = scenario["expected"]["amount_cents"]
+        for seed in range(1001, 1040):  # a scenario whose amount no public record also shows
+            scenario = load_scenario(task, seed)
+            cents = scenario["expected"]["amount_cents"]
+            secrets = billing_secrets(scenario, vocabulary)
+            if cents and f"amount amount_cents={cents / 100:,.2f}" in secrets:
+                break
         prose = json.dumps({"feedback": f"you were overcharged ${cents / 100:,.2f}."})
         assert any(p.search(prose) for p in secrets.values()), secrets
