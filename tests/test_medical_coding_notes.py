@@ -226,7 +226,9 @@ def test_the_note_states_the_payer_and_vaccine_codes_follow_it(train) -> None:
 
 def _alternative_answers(case):  # noqa: ANN001, ANN202
     """Every single-substitution answer the case's ``accept`` allows."""
-    exp, acc = case["expected"], case["accept"]
+    exp = case["expected"]
+    acc = {"icd10": {}, "cpt": {}, "primary_icd10": [], "optional_icd10": [], "optional_cpt": [],
+           **case["accept"]}
     out = []
     for code, alts in acc["icd10"].items():
         for alt in alts:
@@ -256,7 +258,9 @@ def test_every_accepted_alternative_is_valid_and_scores_one(train, ref) -> None:
     kinds = {"icd10": 0, "cpt": 0, "primary_icd10": 0, "optional_icd10": 0, "optional_cpt": 0}
     for ep in train:
         for case in ep["cases"]:
-            acc = case["accept"]
+            acc = {**dict.fromkeys(("primary_icd10", "optional_icd10", "optional_cpt"), []),
+                   "icd10": {}, "cpt": {}, **case["accept"]}
+            assert all(case["accept"].values())  # only what applies is written
             for k in kinds:
                 kinds[k] += bool(acc[k])
             for alts in acc["icd10"].values():

@@ -194,8 +194,20 @@ class _Pools:
             if p["kind"] in ("em_new", "em_est")
         }
         self.preventive = [p for p in cat.procedures if p["kind"].startswith("preventive")]
-        self.by_cpt = {p["cpt"]: p for p in cat.procedures}
-        self.by_cpt.update({p["medicare"]: p for p in cat.procedures if p.get("medicare")})
+        # what can carry an acceptable alternative (see _accept), so most cases skip it fast
+        self.alt_conditions = frozenset(
+            c["id"]
+            for c in conds
+            if c.get("alternatives") or c.get("sequence_free") or c.get("digit_modifiers")
+        )
+        self.alt_procedures = {
+            p["cpt"]: p
+            for p in cat.procedures
+            if p.get("clia_waived")
+            or p.get("bilateral_without_50")
+            or p.get("optional_supply")
+            or p["kind"].startswith("preventive")
+        }
 
 
 @lru_cache(maxsize=4)
@@ -1215,56 +1227,55 @@ def _accept(
     ``primary_icd10``: codes any of which may be listed first (a sequencing-free pair), the
     expected primary included; ``icd10``/``cpt``: expected code -> equivalent codes that score as
     it; ``optional_icd10`` (code prefixes) and ``optional_cpt``: codes that neither add nor cost.
+    Only the kinds that apply are present ({} for most cases).
     """
-    icd: dict[str, list[str]] = {}
-    cpt_alt: dict[str, list[str]] = {}
-    optional_icd: list[str] = []
-    optional_cpt: list[str] = []
-    primary: list[str] = []
+    out: dict[str, Any] = {}
     present = set(codes)
-    if items:
-        free = items[0].cond.get("sequence_free", [])
-        if codes and codes[0] in free:
-            primary = [c for c in free if c in present]
-    for it in items:
-        for alt in it.cond.get("alternatives", []):
+    alt_ids = pools.alt_conditions
+    for n, it in enumerate(items):
+        cond = it.cond
+        if cond["id"] not in alt_ids:
+            continue
+        free = cond.get("sequence_free")
+        if n == 0 and free and codes[0] in free:
+            out["primary_icd10"] = [c for c in free if c in present]
+        for alt in cond.get("alternatives", ()):
             if alt["code"] in it.codes and (
                 not alt.get("phrases") or it.synonym in alt["phrases"]
             ):
-                icd.setdefault(alt["code"], []).extend(
-                    a for a in alt["accept"] if a not in present
-                )
-        digits = it.cond.get("digit_modifiers", {})
+                extra = [a for a in alt["accept"] if a not in present]
+                if extra:
+                    out.setdefault("icd10", {}).setdefault(alt["code"], []).extend(extra)
+        digits = cond.get("digit_modifiers")
         if digits and it.side in digits:
-            own = {pools.procs[p]["cpt"] for p in it.cond.get("procedures", [])}
+            own = {pools.procs[p]["cpt"] for p in cond.get("procedures", [])}
+            mod, digit = SIDE_MOD[it.side], digits[it.side]
             for code in cpt:
                 base, *mods = code.split("-")
-                if base in own and SIDE_MOD[it.side] in mods:
-                    swapped = [digits[it.side] if m == SIDE_MOD[it.side] else m for m in mods]
-                    cpt_alt.setdefault(code, []).append("-".join([base, *swapped]))
-    if any(c[:1] in ("S", "T") for c in codes):
-        optional_icd.extend(OPTIONAL_EXTERNAL_CAUSE)  # place, activity, status (I.C.20)
+                if base in own and mod in mods:
+                    swapped = "-".join([base, *[digit if m == mod else m for m in mods]])
+                    out.setdefault("cpt", {}).setdefault(code, []).append(swapped)
+    if any(c[0] in "ST" for c in codes):
+        out["optional_icd10"] = list(OPTIONAL_EXTERNAL_CAUSE)  # place, activity, status (I.C.20)
+    alt_cpt = pools.alt_procedures
     for code in cpt:
         base, *mods = code.split("-")
-        proc = pools.by_cpt.get(base)
+        proc = alt_cpt.get(base)
         if proc is None:
             continue
+        forms = []
         if proc.get("clia_waived"):
-            cpt_alt.setdefault(code, []).append("-".join([base, *sorted({*mods, "QW"})]))
+            forms.append("-".join([base, *sorted({*mods, "QW"})]))
         if proc.get("bilateral_without_50") and "50" in mods:
-            cpt_alt.setdefault(code, []).append("-".join([base, *[m for m in mods if m != "50"]]))
+            forms.append("-".join([base, *[m for m in mods if m != "50"]]))
         if payer == "medicare" and proc["kind"].startswith("preventive"):
-            cpt_alt.setdefault(code, []).append("-".join([base, *sorted({*mods, "GY"})]))
+            forms.append("-".join([base, *sorted({*mods, "GY"})]))
+        if forms:
+            out.setdefault("cpt", {}).setdefault(code, []).extend(forms)
         supply = proc.get("optional_supply")
-        if supply and supply["when"] in note:
-            optional_cpt.append(supply["code"])
-    return {
-        "primary_icd10": primary,
-        "icd10": {k: _dedupe(v) for k, v in icd.items() if v},
-        "cpt": {k: _dedupe(v) for k, v in cpt_alt.items()},
-        "optional_icd10": optional_icd,
-        "optional_cpt": _dedupe(optional_cpt),
-    }
+        if supply and supply["when"] in note and supply["code"] not in out.get("optional_cpt", ()):
+            out.setdefault("optional_cpt", []).append(supply["code"])
+    return out
 
 
 _BUILDERS = {"easy": _case_easy, "medium": _case_medium, "hard": _case_hard}
