@@ -294,3 +294,15 @@ def test_false_sibling_is_only_asked_within_a_category(ref) -> None:
     # both titles name a side, but they are different conditions: no credit at all
     assert icd_similarity("H61.22", "S96.921D", ref) == (0.0, "none")
     assert icd_similarity("M17.12", "S83.91XA", ref)[0] == 0.0
+
+
+def test_resolve_submission_shows_what_the_reward_credits(ref) -> None:
+    from clarus_env.tasks.medical_coding.reward import resolve_submission
+
+    ckd = {"primary_icd10": "E11.22", "secondary_icd10s": ["I12.9", "N18.31"],
+           "cpt_codes": ["99214"]}
+    acc = accept(primary_icd10=["E11.22", "I12.9"], icd10={"N18.31": ["N18.30"]})
+    exp, got = resolve_submission(ckd, sub("i129", ["E11.22", "N18.30", "N18.30"], ["99214"]), acc)
+    assert exp == {"primary_icd10": "I12.9", "secondary_icd10s": ["E11.22", "N18.31"],
+                   "cpt_codes": ["99214"]}
+    assert got == exp

@@ -490,8 +490,22 @@ def apply_accept(
     return (e_primary, e_sec, e_cpt), (primary, secs, cpts), notes
 
 
-def _as_list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else []
+def resolve_submission(
+    expected: dict[str, Any], submitted: dict[str, Any], accept: dict[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(expected, submitted) as the reward sees them after the acceptable alternatives:
+    normalised, deduplicated, equivalents rewritten, a free primary swapped, optional codes
+    dropped. For metrics beside the reward (micro-F1) that must credit what the reward credits."""
+    sub = submitted if isinstance(submitted, dict) else {}
+    e = (normalize_icd(expected["primary_icd10"]),
+         _dedupe(list(expected.get("secondary_icd10s", [])), normalize_icd)[0],
+         _dedupe(list(expected.get("cpt_codes", [])), normalize_cpt)[0])
+    s = (normalize_icd(sub.get("primary_icd10", "")),
+         _dedupe(sub.get("secondary_icd10s", []), normalize_icd)[0],
+         _dedupe(sub.get("cpt_codes", []), normalize_cpt)[0])
+    e, s, _ = apply_accept(accept, e, s)
+    keys = ("primary_icd10", "secondary_icd10s", "cpt_codes")
+    return dict(zip(keys, e, strict=True)), dict(zip(keys, s, strict=True))
 
 
 def score_submission(
