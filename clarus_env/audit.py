@@ -8,9 +8,12 @@ on the **train** split only and measured on the split asked for.
 
 All of them play through the task's observation-only heuristic (``HeuristicAgent``) with its
 decision replaced (``decide``/``respond`` hooks), so they earn the same process credit as an
-agent that reasons: what separates them from the heuristic is only the reasoning. Missing
-fields of a shortcut's decision fall back to the heuristic's own (the amount, for example), so
-the audit is conservative: a shortcut gets the heuristic's arithmetic for free.
+agent that reasons: what separates them from the heuristic is only the reasoning. A shortcut
+answers every outcome field itself: the categorical fields from its rule, the amount from the
+first dollar figure of the complaint (``amount_cue``) — never from the heuristic's arithmetic,
+which is reasoning. (Lent the heuristic's amount, an always-X agent passes on exactly the
+scenarios whose answer is X and where the heuristic is right: the pass rate of a constant
+answer is bounded by its class's share, which the per-field figures already show.)
 
 The audit also runs the heuristic with one kind of evidence hidden (``hide``): if the task is
 sound, hiding the evidence it is about drops the heuristic to the shortcut level.
