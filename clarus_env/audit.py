@@ -83,17 +83,33 @@ def tokens(text: str) -> list[str]:
 
 # -- a small multinomial naive Bayes (pure Python: the light package takes no ML stack) ------
 class NaiveBayes:
-    """Bag-of-words classifier with Laplace smoothing; deterministic tie-breaking."""
+    """Bag-of-words classifier with Laplace smoothing; deterministic tie-breaking.
 
-    def __init__(self, alpha: float = 1.0) -> None:
-        self.alpha = alpha
+    ``binary`` counts each word once per document and keeps only words in ``min_df`` or
+    more documents and at most ``max_df`` of them: on long, record-shaped documents plain
+    counts let the class with the shortest documents win every prediction."""
+
+    def __init__(self, alpha: float = 1.0, *, binary: bool = False, min_df: int = 1,
+                 max_df: float = 1.0) -> None:
+        self.alpha, self.binary, self.min_df, self.max_df = alpha, binary, min_df, max_df
+
+    def _doc(self, doc: list[str]) -> list[str]:
+        if not self.binary:
+            return doc
+        return [w for w in sorted(set(doc)) if w in self.vocab]
 
     def fit(self, docs: Iterable[list[str]], labels: Iterable[Any]) -> NaiveBayes:
+        docs, labels = list(docs), list(labels)
+        self.vocab: set[str] = set()
+        if self.binary:
+            df = Counter(w for d in docs for w in set(d))
+            self.vocab = {w for w, c in df.items()
+                          if c >= self.min_df and c <= self.max_df * len(docs)}
         self.counts: dict[Any, Counter[str]] = defaultdict(Counter)
         self.priors: Counter[Any] = Counter()
         for doc, label in zip(docs, labels, strict=True):
             self.priors[label] += 1
-            self.counts[label].update(doc)
+            self.counts[label].update(self._doc(doc))
         self.vocab = {w for c in self.counts.values() for w in c}
         self.totals = {lab: sum(c.values()) for lab, c in self.counts.items()}
         self.n = sum(self.priors.values())
@@ -101,6 +117,7 @@ class NaiveBayes:
         return self
 
     def predict(self, doc: list[str]) -> Any:
+        doc = self._doc(doc)
         v = len(self.vocab) or 1
         best, best_lp = None, -math.inf
         for lab in self.labels:
@@ -200,6 +217,28 @@ def complaint_rule(train: TrainSet) -> Decide:
     nb = NaiveBayes().fit((tokens(s["case"]["patient_complaint"]) for s in train.scenarios),
                           train.labels)
     return lambda view: _as_decision(nb.predict(tokens(view.get("complaint", ""))), view)
+
+
+def _flatten(obj: Any, path: str = "") -> list[str]:
+    """A record as words: every key path and every value's tokens (surface, no semantics)."""
+    if isinstance(obj, dict):
+        return [w for k, v in sorted(obj.items()) for w in [k, *_flatten(v, k)]]
+    if isinstance(obj, list):
+        return [w for v in obj for w in _flatten(v, path)]
+    return [f"{path}={t}" for t in tokens(str(obj))[:20]]
+
+
+def records_rule(train: TrainSet) -> Decide:
+    """Naive Bayes over the surface of every case record the agent reads (field names and
+    value tokens): finds wording, labels and field presence that differ by branch."""
+    types = sorted({a["type"] for s in train.scenarios for a in s["artifacts"]})
+
+    def doc(records: dict[str, Any]) -> list[str]:
+        return [f"{t}.{w}" for t in types if records.get(t) for w in _flatten(records[t])]
+
+    nb = NaiveBayes(binary=True, min_df=5, max_df=0.95).fit(
+        (doc({t: _first(s, t) for t in types}) for s in train.scenarios), train.labels)
+    return lambda view: _as_decision(nb.predict(doc(view.get("records", {}))), view)
 
 
 def claim_rule(train: TrainSet) -> Decide:
@@ -391,6 +430,8 @@ def shortcut_agents(task: str, train: TrainSet) -> dict[str, Callable[[], Any]]:
     out["nb_complaint"] = lambda: H(decide=complaint)
     claim = claim_rule(train)
     out["claim_memorizer"] = lambda: H(decide=claim)
+    surface = records_rule(train)
+    out["nb_records"] = lambda: H(decide=surface)
     counters = counter_rules(train)
     if counters is not None:
         rediagnose, respond = counters
