@@ -11,6 +11,7 @@ from clarus_env.evaluation import (
     dump,
     evaluate,
     format_table,
+    outcome_correct,
     pass_hat_k,
     regrade,
 )
@@ -53,3 +54,30 @@ def test_regrade_round_trip_and_tamper_detection(random_results: dict, tmp_path:
 def test_regrade_rejects_other_files() -> None:
     with pytest.raises(ValueError, match="clarus-eval-results"):
         regrade({"format": "something-else"})
+
+
+def test_outcome_accuracy_leads_the_report() -> None:
+    """Outcome accuracy counts episodes whose every outcome check passed; process checks
+    cannot buy it. The oracle gets all of them, random none; the table shows it first."""
+    oracle = evaluate("oracle", ["abductive_conflict", "medical_coding"], "dev", limit=3,
+                      progress=False)
+    rnd = evaluate("random", ["abductive_conflict"], "dev", limit=3, progress=False)
+    for s in oracle["summary"].values():
+        assert s["outcome_accuracy"] == 1.0 == s["outcome_pass_hat_k"]["1"] == s["pass_rate"]
+    assert rnd["summary"]["abductive_conflict"]["outcome_accuracy"] == 0.0
+    head = format_table(oracle).splitlines()[1]
+    assert head.index("outcome acc") < head.index("pass^1") < head.index("score")
+    for e in oracle["episodes"]:
+        checks = e["grade"]["checks"]
+        if e["task"] != "medical_coding":
+            assert {c["family"] for c in checks} >= {"process", "evidence", "outcome"}
+            assert e["grade"]["outcome_correct"] is True
+
+
+def test_outcome_correct_reads_billing_and_coding_grades() -> None:
+    assert outcome_correct({"grade": {"outcome_correct": True, "passed": 1, "total": 2}})
+    assert not outcome_correct({"grade": {"outcome_correct": False, "passed": 2, "total": 2}})
+    assert outcome_correct({"grade": {"cases": [{"reward": 1.0}] * 3, "passed": 3, "total": 3}})
+    assert not outcome_correct({"grade": {"cases": [{"reward": 1.0}, {"reward": 0.6}],
+                                          "passed": 1, "total": 2}})
+    assert not outcome_correct({"grade": None})
