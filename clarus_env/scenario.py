@@ -9,14 +9,31 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 from typing import Any
 
 SCENARIO_VERSION = 1
 
 
+SALT_ENV = "CLARUS_SCENARIO_SALT"
+
+
+def scenario_salt() -> str:
+    """The private salt a benchmark operator sets to hold out scenarios nobody can compile.
+
+    The compiler is public, so anyone can compile the public splits, seed by seed. An
+    operator who runs a private leaderboard sets ``CLARUS_SCENARIO_SALT`` (a secret string)
+    on the machine that serves or evaluates: every seed then compiles to a different
+    scenario — same generators, same distribution, same checks — that no agent can
+    reproduce without the salt. Unset (the default), seeds compile to the committed splits."""
+    return os.environ.get(SALT_ENV, "")
+
+
 def rng_for(task: str, seed: int) -> random.Random:
-    digest = hashlib.sha256(f"clarus:{task}:{seed}".encode()).digest()
+    salt = scenario_salt()
+    key = f"clarus:{task}:{seed}" + (f":salt:{salt}" if salt else "")
+    digest = hashlib.sha256(key.encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 

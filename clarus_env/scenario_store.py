@@ -8,7 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .scenario import compile_scenario
+from .scenario import compile_scenario, scenario_salt
 from .splits import split_of
 
 SCENARIO_BUNDLES = Path(__file__).resolve().parents[1] / "bundles" / "scenarios"
@@ -31,7 +31,8 @@ def bundled_path(task: str, split: str, root: Path = SCENARIO_BUNDLES) -> Path:
 def load_scenario(task: str, seed: int, *, reference: Any = None,
                   bundle_dir: str | None = None, root: Path = SCENARIO_BUNDLES) -> dict[str, Any]:
     split = split_of(seed, task)
-    if split is not None and bundle_dir is None:
+    # the committed splits are the unsalted scenarios; a salted run compiles every seed
+    if split is not None and bundle_dir is None and not scenario_salt():
         path = bundled_path(task, split, root)
         if path.is_file():
             text = _split_index(str(path)).get(seed)

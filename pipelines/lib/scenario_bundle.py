@@ -26,7 +26,17 @@ SCHEMA = pa.schema([
 
 
 def compile_split(task: str, split: str, seeds: Iterable[int], reference: Any) -> pa.Table:
-    from clarus_env.scenario import canonical_json, compile_scenario, content_hash
+    from clarus_env.scenario import (
+        SALT_ENV,
+        canonical_json,
+        compile_scenario,
+        content_hash,
+        scenario_salt,
+    )
+
+    if scenario_salt():  # the committed splits are the public, unsalted scenarios
+        raise ValueError(f"{SALT_ENV} is set: refusing to write salted (private) scenarios "
+                         f"into the public {task} {split} split; unset it to rebuild the splits")
 
     rows: dict[str, list[Any]] = {f.name: [] for f in SCHEMA}
     for seed in seeds:

@@ -1,0 +1,64 @@
+"""A private salt (``CLARUS_SCENARIO_SALT``) gives every seed a scenario nobody can compile
+without it: same generators and checks, different bytes, still deterministic."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import clarus_env
+from clarus_env.scenario import SALT_ENV, canonical_json, compile_scenario
+from clarus_env.scenario_store import load_scenario
+from clarus_env.tasks import TASKS
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_salted_scenarios_differ_and_stay_deterministic(task: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    public = canonical_json(load_scenario(task, 90000))
+    monkeypatch.setenv(SALT_ENV, "operator-secret-1")
+    first = canonical_json(compile_scenario(task, 90000))
+    assert first != public
+    assert canonical_json(compile_scenario(task, 90000)) == first
+    assert canonical_json(load_scenario(task, 90000)) == first  # never the public bundle
+    monkeypatch.setenv(SALT_ENV, "operator-secret-2")
+    assert canonical_json(compile_scenario(task, 90000)) not in (first, public)
+
+
+def test_salt_is_the_same_in_another_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    code = ("import sys; from clarus_env.scenario import compile_scenario, canonical_json; "
+            "sys.stdout.write(canonical_json(compile_scenario('deductive_liability', 90001)))")
+    env = {**os.environ, SALT_ENV: "s3cret", "PYTHONHASHSEED": "7"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    monkeypatch.setenv(SALT_ENV, "s3cret")
+    assert out == canonical_json(compile_scenario("deductive_liability", 90001))
+
+
+def test_the_env_plays_salted_scenarios_and_the_oracle_still_passes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from clarus_env.evaluation import evaluate
+
+    public_case = load_scenario("abductive_conflict", 90002)["case"]
+    monkeypatch.setenv(SALT_ENV, "leaderboard-2026")
+    env = clarus_env.make("abductive_conflict", split="test")
+    obs = env.reset(seed=90002)
+    assert obs.case_id != public_case["case_id"]
+    assert json.dumps(obs.model_dump()).find(public_case["claim_id"]) == -1
+    results = evaluate("oracle", ["deductive_liability", "abductive_conflict",
+                                  "adversarial_fabrication"], "test", limit=5, progress=False)
+    for s in results["summary"].values():
+        assert s["pass_rate"] == 1.0
+
+
+def test_the_public_splits_cannot_be_rebuilt_with_a_salt(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    from pipelines.lib.scenario_bundle import compile_split
+
+    monkeypatch.setenv(SALT_ENV, "x")
+    with pytest.raises(ValueError, match="CLARUS_SCENARIO_SALT is set"):
+        compile_split("deductive_liability", "test", [90000], None)
