@@ -197,3 +197,17 @@ def test_alternative_flags_match_the_bundle(ref) -> None:
             assert ref.rvu(p["medicare"])["status"] not in ("D", "I")
     # status N preventive codes are the ones a Medicare note may carry GY on
     assert ref.rvu("99397")["status"] == "N" and ref.rvu("99387")["status"] == "N"
+
+
+def test_the_self_check_reads_a_side_off_before_comparing(ref) -> None:
+    """'right conjunctivitis' is conjunctivitis NOS (H10.9, which has no side) on the right:
+    coding it H10.31 (acute) fails; 'right carpal tunnel syndrome' (G56.00 is only the
+    unspecified-side sibling) does not."""
+    from clarus_env.tasks.medical_coding.tabular_check import synonym_problems
+
+    cat = load_catalog()
+    cond = cat.by_id["conjunctivitis"]
+    bad = _with(cat, "conjunctivitis", synonyms=[*cond["synonyms"], "{side} conjunctivitis"])
+    problems = synonym_problems(ref, bad)
+    assert any("'right conjunctivitis' -> H10.31" in p and "H10.9" in p for p in problems)
+    assert not any("carpal_tunnel" in p for p in problems)

@@ -36,8 +36,10 @@ RAW_TABULAR = (
     Path(__file__).resolve().parents[4] / "shared" / "cms-data" / "raw" / "icd10cm"
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
+SIDE_TOKENS = frozenset({"right", "left", "bilateral", "both", "r", "l", "b", "bilat", "sided",
+                         "side"})
 _CODE_IN_NOTE = re.compile(r"\(([A-Z][0-9A-Z]{2}(?:\.[0-9A-Z-]*)?)[^)]*\)\s*$")
-_DROP = re.compile(r"(,?\s*unspecified\b.*$)|(\bNOS\b)", re.IGNORECASE)
+_DROP = re.compile(r"(^unspecified\s+)|(,?\s+unspecified\b.*$)|(\bNOS\b)", re.IGNORECASE)
 
 
 def words(text: str) -> tuple[str, ...]:
@@ -205,6 +207,12 @@ def synonym_problems(ref: Any, catalog: Catalog | None = None,
                            f"Excludes1 note sends these words to {excluded[words(phrase)]}")
                 continue
             own = owners.get(words(phrase))
+            sideless = False
+            if not own and cond.get("variants") and any("side" in v for v in cond["variants"]):
+                # "right conjunctivitis" is "conjunctivitis" (H10.9, no laterality) on a side;
+                # an unspecified-side sibling (H61.20 for H61.21) is no objection
+                own = owners.get(tuple(w for w in words(phrase) if w not in SIDE_TOKENS))
+                sideless = True
             if not own:
                 continue
             emitted: set[str] = set()
@@ -214,6 +222,9 @@ def synonym_problems(ref: Any, catalog: Catalog | None = None,
                 o for o in own
                 if (node := ref.icd10cm(o)) is not None and node["billable"])
             covered = any(o in emitted for o in own)
+            if sideless:  # only an unspecified-side sibling may own the words without the side
+                parents = {ref.icd10cm(c)["parent"] for c in full}
+                billable = [b for b in billable if ref.icd10cm(b)["parent"] not in parents]
             if not covered or (billable and not any(b in full for b in billable)):
                 out.append(f"condition {cond['id']}: {phrase!r} -> {', '.join(codes)}, but the "
                            f"tabular gives these words to {', '.join(sorted(own))}")
