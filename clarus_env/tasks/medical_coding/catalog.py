@@ -216,8 +216,10 @@ def _structure_problems(cat: Catalog) -> list[str]:
         for syn, spec in c.get("synonym_codes", {}).items():
             if syn not in c.get("synonyms", []):
                 out.append(f"condition {cid}: synonym_codes names {syn!r}, not a synonym")
-            if "variants" in c or c.get("seventh"):
-                out.append(f"condition {cid}: synonym_codes only on plain conditions")
+            if "variants" in c or c.get("seventh") or c.get("kind") == "symptom":
+                # a symptom's words are drawn again for the CC, HPI and negations: every
+                # synonym of a symptom must carry the same code
+                out.append(f"condition {cid}: synonym_codes only on plain, non-symptom conditions")
             if not spec.get("codes") or not spec.get("why"):
                 out.append(f"condition {cid}: synonym_codes[{syn!r}] needs codes and why")
         for syn in c.get("tabular_ok", {}):
