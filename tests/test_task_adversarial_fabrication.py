@@ -38,7 +38,6 @@ from clarus_env.tasks import get_task
 from clarus_env.tasks.adversarial_fabrication.checks import PHASE_2
 from clarus_env.tasks.adversarial_fabrication.generator import (
     FACILITY_MULTIPLES,
-    FACILITY_PRIOR,
     MULTIPLES,
     PACKAGES,
     setting_of,
@@ -253,7 +252,7 @@ def _mutations(s: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
             "counter_ehr_cites_refuter": _counter_edit(s, a, "ehr_notes",
                                                        cited_artifacts=[led]),
             "counter_emergency_cites_refuter": _counter_edit(s, a, "nsa_emergency_exception",
-                                                             cited_artifacts=[led]),
+                                                             cited_artifacts=["DL-NSA-DISPUTE"]),
         })
     return muts
 
@@ -262,7 +261,8 @@ BRANCH_PICKS = {
     "backdated": lambda s: s["expected"]["finding"] == "gfe_backdated_before_scheduling",
     "late": lambda s: s["expected"]["finding"] == "gfe_issued_after_deadline",
     "billed_above": lambda s: s["expected"]["finding"] == "billed_above_gfe",
-    "no_violation": is_nv,
+    "no_violation": lambda s: s["expected"]["finding"] == "no_violation",
+    "violation_within_estimate": lambda s: is_nv(s) and s["expected"]["finding"] != "no_violation",
     "facility_imaging": lambda s: s["variant"]["setting"] in ("imaging", "sleep"),
     "provider_with_co_facility": lambda s: s["variant"]["co_facility"],
 }
@@ -416,7 +416,7 @@ def test_every_record_that_refutes_a_counter_is_accepted_with_precision() -> Non
     exp, a = s["expected"], task().oracle(s)
     em = exp["counter_emergency_refuted_by"]
     assert set(em) == {exp["claim_record_id"], exp["facility_record_id"],
-                       exp["provider_record_id"]}
+                       exp["provider_record_id"], exp["processor_log_id"]}
     for rid in em:  # any one of them
         assert failed(play(s, _counter_edit(s, a, "nsa_emergency_exception",
                                             cited_artifacts=[rid]))) == set()
@@ -426,7 +426,7 @@ def test_every_record_that_refutes_a_counter_is_accepted_with_precision() -> Non
     half = [em[0], exp["ledger_id"]]
     assert failed(play(s, _counter_edit(s, a, "nsa_emergency_exception",
                                         cited_artifacts=half))) == set()
-    spam = [em[0], exp["ledger_id"], exp["processor_log_id"], "RULE-NSA-DISPUTE-RESOLUTION"]
+    spam = [em[0], exp["ledger_id"], "DL-NSA-DISPUTE", "RULE-NSA-DISPUTE-RESOLUTION"]
     assert "counter_emergency_cites_refuter" in failed(play(s, _counter_edit(
         s, a, "nsa_emergency_exception", cited_artifacts=spam)))
 
@@ -535,29 +535,29 @@ def test_timeline_and_outcome_follow_from_the_records(split_seeds: list[int]) ->
         assert len(own) == 1
         estimate = _c(own[0]["expected_total"])
         excess = _c(clm["total_billed"]) - estimate
+        assert gfe_date <= delivered  # never delivered before its printed date
         if gfe_date < sched:
             finding = "gfe_backdated_before_scheduling"
             assert delivered <= due  # the date is the only defect: one unambiguous finding
         elif delivered > due:
             finding = "gfe_issued_after_deadline"
         else:
-            assert delivered == gfe_date
             finding = "billed_above_gfe" if excess > 0 else "no_violation"
         assert exp["finding"] == finding
         assert exp["counter_ehr_decision"] == ("concede" if finding in (
             "billed_above_gfe", "no_violation") else "reject")
         assert exp["responsible_party"] == ("none" if finding == "no_violation" else party)
+        if excess <= 0:  # nothing billed above the estimate: nothing to file, whatever the
+            # GFE's timing (a late or backdated GFE is recorded, not disputed)
+            assert exp["amount_cents"] == 0 and exp["resolution_type"] == "no_action"
+            continue
         assert exp["reference_amount_cents"] == estimate
         receipt = dt.date.fromisoformat(led["statement"]["delivered_to_patient"])
         dl = next(r for r in s["references"] if r["type"] == "deadline")["data"]
         today = dt.date.fromisoformat(dl["as_of"])
         assert dl["as_of"] == s["case"]["today"]
         open_ = (today - receipt).days <= 120
-        if finding == "no_violation":
-            assert excess <= 0 and exp["amount_cents"] == 0
-            assert exp["resolution_type"] == "no_action"
-            continue
-        assert excess > 0 and exp["amount_cents"] == excess
+        assert exp["amount_cents"] == excess
         eligible = excess >= 40_000 and open_
         assert exp["ppdr_eligible"] == eligible
         assert exp["resolution_type"] == ("nsa_dispute" if eligible else "balance_correction")
@@ -673,11 +673,14 @@ def test_distractors_look_like_real_records() -> None:
 
 
 def test_provider_record_dates_do_not_tell_the_branch() -> None:
-    """The provider's own story (booking date, GFE date) is drawn alike in every branch: the
-    gap between them has the same distribution whether the GFE was backdated or not."""
+    """The provider's own story (booking date, GFE date) of a backdated GFE is drawn exactly as
+    a timely GFE's: the gap between them has the same distribution in both branches (a late
+    GFE honestly dated on its late day shows its lateness — by the deadline arithmetic)."""
     gaps: dict[bool, Counter[int]] = {True: Counter(), False: Counter()}
-    for seed in range(1000, 1800):
+    for seed in range(1000, 2200):
         s = scenario(seed)
+        if s["variant"]["timing"] == "issued_after_deadline":
+            continue
         prv = _arts(s)[s["expected"]["provider_record_id"]]
         gap = _bd_between(dt.date.fromisoformat(prv["appointment"]["scheduled_on"]),
                           dt.date.fromisoformat(prv["gfe"]["gfe_date"]))
@@ -685,6 +688,100 @@ def test_provider_record_dates_do_not_tell_the_branch() -> None:
     for g in (0, 1, 2, 3):
         share = [gaps[b][g] / sum(gaps[b].values()) for b in (True, False)]
         assert abs(share[0] - share[1]) < 0.08, (g, share)
+
+
+def _timeline(s: dict[str, Any]) -> dict[str, Any]:
+    exp, arts = s["expected"], _arts(s)
+    prv = arts[exp["provider_record_id"]]
+    return {"gfe": dt.date.fromisoformat(prv["gfe"]["gfe_date"]),
+            "delivered": dt.date.fromisoformat(exp["gfe_delivered_local_date"]),
+            "due": dt.date.fromisoformat(exp["gfe_deadline"]),
+            "sched": dt.date.fromisoformat(exp["scheduled_local_date"])}
+
+
+def test_printed_date_against_delivery_does_not_tell_the_timing() -> None:
+    """Delivered on the printed date or later, in every non-backdated branch alike: timely
+    GFEs are also released after their date, late ones also honestly dated on their late
+    day; deliveries cluster at the deadline from both sides — only the deadline decides."""
+    on_date: dict[str, Counter[bool]] = {"timely": Counter(), "issued_after_deadline": Counter()}
+    at_due = Counter()
+    for seed in range(1000, 2200):
+        s = scenario(seed)
+        timing, t = s["variant"]["timing"], _timeline(s)
+        if timing == "dated_before_scheduling":
+            assert t["gfe"] < t["sched"] <= t["delivered"] <= t["due"]
+            continue
+        on_date[timing][t["gfe"] == t["delivered"]] += 1
+        if timing == "timely":
+            at_due["timely_on_deadline"] += t["delivered"] == t["due"]
+        else:
+            at_due["late_next_business_day"] += t["delivered"] == _bd_after(t["due"], 1)
+    shares = {k: c[True] / sum(c.values()) for k, c in on_date.items()}
+    assert all(0.3 <= x <= 0.7 for x in shares.values()), shares
+    assert abs(shares["timely"] - shares["issued_after_deadline"]) < 0.12, shares
+    assert at_due["timely_on_deadline"] >= 100 and at_due["late_next_business_day"] >= 100
+
+
+def test_local_dates_matter() -> None:
+    """The UTC date differs from the local date in a real share of bookings and deliveries,
+    both ways round the UTC hour (evenings: next UTC day; small hours: a low UTC hour on the
+    same local date), so neither the UTC date nor the UTC hour gives the local date."""
+    pytest.importorskip("zoneinfo")
+    flips = low_same = n = 0
+    for seed in range(1000, 1600):
+        s = scenario(seed)
+        arts, exp = _arts(s), s["expected"]
+        plog, fac = arts[exp["processor_log_id"]], arts[exp["facility_record_id"]]
+        stamps = [next(t["timestamp"] for t in plog["transactions"]
+                       if t["type"] == "authorization")]
+        gid = arts[exp["provider_record_id"]]["gfe"]["gfe_id"]
+        stamps += [e["timestamp"] for e in plog["events"] if e.get("document_id") == gid]
+        stamps += [m["timestamp"] for m in fac["portal_messages"] if m.get("attachment") == gid]
+        for st in stamps:
+            n += 1
+            local = _local_date(st, fac["time_zone"])
+            utc = dt.date.fromisoformat(st[:10])
+            flips += utc != local
+            low_same += utc == local and int(st[11:13]) < 10
+    assert flips >= 0.25 * n and low_same >= 0.08 * n, (flips, low_same, n)
+
+
+def test_bill_within_the_estimate_in_every_timing() -> None:
+    """A bill within the estimate comes with every GFE timing, so it says nothing about the
+    timing; with a late or backdated GFE the violation is recorded (the convener is named)
+    and nothing is filed."""
+    seen = Counter()
+    for seed in range(1000, 2200):
+        s = scenario(seed)
+        v, exp = s["variant"], s["expected"]
+        if v["within_estimate"]:
+            seen[v["timing"]] += 1
+            assert exp["resolution_type"] == "no_action" and exp["amount_cents"] == 0
+            if v["timing"] != "timely":
+                assert exp["finding"] != "no_violation"
+                assert exp["responsible_party"] == v["convener"]
+    assert min(seen.values()) >= 0.25 * sum(seen.values()), seen
+
+
+def test_ledger_and_distractors_do_not_date_the_booking_or_name_the_party() -> None:
+    """The ledger posts the prepaid deposit on the date of service (never the booking day);
+    the earlier-visit distractor and the billing names are drawn alike for either kind of
+    party."""
+    words = ("center", "hospital", "imaging", "sleep", "diagnostic", "mri", "outpatient",
+             "surgical", "surgery")
+    sounding: dict[str, Counter[bool]] = {"provider": Counter(), "facility": Counter()}
+    for seed in range(1000, 2200):
+        s = scenario(seed)
+        v, exp, arts = s["variant"], s["expected"], _arts(s)
+        led, clm = arts[exp["ledger_id"]], arts[exp["claim_record_id"]]
+        dep = next(e for e in led["entries"] if "deposit" in e["description"].lower())
+        assert dep["date"] == clm["date_of_service"]
+        pkg = next(p for p in PACKAGES if p["key"] == v["package"])
+        assert v["prior_code"] == pkg["prior"]
+        name = clm["provider"]["name"].lower()
+        sounding[v["convener"]][any(w in name for w in words)] += 1
+    shares = {k: c[True] / sum(c.values()) for k, c in sounding.items()}
+    assert abs(shares["provider"] - shares["facility"]) < 0.2, shares
 
 
 # -- every amount is re-derivable from the bundle ----------------------------------------------
@@ -752,9 +849,8 @@ def test_every_amount_is_the_fee_formula(split_seeds: list[int]) -> None:
         assert _c(prv["statement"]["payments"]) == deposit
         assert _c(led["balance"]) == sum(_c(e["amount"]) for e in led["entries"])
         assert _c(led["balance"]) == sum(billed) - deposit
+        # the distractor visit is the package's own earlier visit, whoever convened
         prior = next(p["prior"] for p in PACKAGES if p["key"] == v["package"])
-        if fac_priced:
-            prior = FACILITY_PRIOR
         assert v["prior_code"] == prior
         if not fac_priced:
             assert m in MULTIPLES
@@ -776,7 +872,7 @@ def test_packages_are_priced_everywhere_coded_validly_and_free_of_ncci_edits() -
         for loc in locs:
             for c in codes:
                 assert r.fee(c, loc["mac"], loc["locality"], facility=pro_fac) is not None
-            for c in [p["prior"], FACILITY_PRIOR, *([p["co"][0]] if p["co"] else [])]:
+            for c in [p["prior"], *([p["co"][0]] if p["co"] else [])]:
                 assert r.fee(c, loc["mac"], loc["locality"]) is not None
         fac_setting = setting_of(p, "facility")
         if fac_setting in ("asc", "hopd"):  # a facility convening it prices from its rates

@@ -80,12 +80,16 @@ DEPOSIT_PCTS = (10, 15, 20, 25, 30, 40, 50)
 # Addendum B for a hospital outpatient department, ASC Addendum AA for an ASC).
 FACILITY_MULTIPLES = (150, 175, 200, 225, 250, 275, 300)
 FACILITY_CONVENED = 0.5  # share of scenarios whose GFE a facility convened
-NO_VIOLATION_OF_TIMELY = 0.45  # timely GFEs whose bill is within the estimate (~17%)
-FACILITY_PRIOR = "93000"  # the facility's earlier pre-procedure ECG (the distractor visit)
+WITHIN_ESTIMATE = 0.42  # bills within the convener's expected charges, in every branch
 FINDINGS = ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
             "billed_above_gfe", "no_violation")
 BUSINESS_DAYS = ("Monday-Friday excluding federal holidays (practice policy; 45 CFR 149.610 "
-                 "does not define 'business day')")
+                 "does not define 'business day'). Counting: the business days after the "
+                 "local calendar date of the scheduling event (a booking made after hours or "
+                 "on a weekend or holiday counts from its calendar date); 'scheduled N business "
+                 "days ahead' counts those business days up to and including the date of "
+                 "service; the GFE is due by the end of the Nth business day after the "
+                 "scheduling date, in the facility's local time")
 GFE_RULE_SUMMARY = (
     "The convening provider or convening facility — the one that schedules the item or "
     "service (or is asked for an estimate) — must give a self-pay patient a GFE within 1 "
@@ -95,8 +99,10 @@ GFE_RULE_SUMMARY = (
     "hospital or hospital outpatient department, critical access hospital, ambulatory "
     "surgical center, rural health center, federally qualified health center, laboratory or "
     "imaging center (45 CFR 149.610(a)(2)); a 'provider' is a physician or other health care "
-    "practitioner or group. A GFE dated before the scheduling event, or issued after the "
-    "deadline, does not meet the rule.")
+    "practitioner or group. A GFE furnished after the deadline does not meet the rule. "
+    "Separately, a GFE (or a scheduling record) dated before the scheduling event that the "
+    "independent records show misstates when the service was scheduled: a falsified record "
+    "(a record-integrity finding), whatever the delivery date.")
 
 
 # One scheduled self-pay service per package. items: (hcpcs, icd10) on the convening
@@ -195,6 +201,40 @@ IMAGING = ("Lakeshore Imaging Center", "Summit Open MRI", "ClearView Diagnostic 
 SLEEP = ("Restwell Sleep Diagnostics Center", "Harbor Sleep Lab", "Quiet Night Sleep Center")
 PATHOLOGY = ("Meridian Pathology Associates", "Clearwater Pathology Lab",
              "Northstar Anatomic Pathology")
+HEALTH_SYSTEMS = ("St. Catherine Health", "Valley Health", "Good Shepherd Health")
+NEUTRAL_SUFFIXES = ("Partners", "Group", "Specialists", "Associates")
+FACILITY_SOUNDING_PRACTICES = (  # physician practices (providers) despite the name
+    "{place} Imaging & {spec} Associates", "{place} Medical Center {spec} Physicians",
+    "{hosp} {spec} Physician Group", "{place} Surgery Center Physicians",
+    "{place} {spec} Diagnostics Group")
+
+
+def _practice_name(rng: random.Random, specialty: str) -> str:
+    place = rng.choice(PLACES)
+    if rng.random() < 0.5:
+        return f"{place} {specialty} {rng.choice(SUFFIXES)}"
+    return rng.choice(FACILITY_SOUNDING_PRACTICES).format(
+        place=place, spec=specialty, hosp=rng.choice(HOSPITALS))
+
+
+def _facility_name(rng: random.Random, setting: str, specialty: str) -> str:
+    """A facility's name: its usual kind half the time, a neutral one otherwise (an ASC or
+    imaging/sleep center named like a group, a hospital's clinic named after the system)."""
+    neutral = rng.random() < 0.5
+    place = rng.choice(PLACES)
+    if setting == "asc":
+        return (f"{place} {specialty} {rng.choice(NEUTRAL_SUFFIXES)}" if neutral else
+                rng.choice(ASCS))
+    if setting == "hopd":
+        return (f"{rng.choice(HEALTH_SYSTEMS)} {specialty} Clinic" if neutral else
+                f"{rng.choice(HOSPITALS)} - Outpatient Department")
+    if setting == "imaging":
+        return (f"{place} Radiology {rng.choice(NEUTRAL_SUFFIXES)}" if neutral else
+                rng.choice(IMAGING))
+    return (f"{place} Sleep Medicine {rng.choice(NEUTRAL_SUFFIXES)}" if neutral else
+            rng.choice(SLEEP))
+
+
 LAW_FIRMS = (("Hale", "Whitmore"), ("Barrett", "Quinn"), ("Sterling", "Voss"),
              ("Calder", "Ames"))
 CARD_BRANDS = ("Visa", "Mastercard", "Discover", "American Express")
@@ -294,6 +334,23 @@ def utc_stamp(state: str, local: dt.date, minute_of_day: int, second: int = 0) -
         minutes=minute_of_day, seconds=second)
     utc = local_dt - dt.timedelta(hours=utc_offset(state, local))
     return utc.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _minute_of_day(rng: random.Random, state: str, day: dt.date, after: int | None,
+                   hi: int = 23 * 60 + 55) -> int:
+    """A local minute on ``day`` (after minute ``after`` if given): business hours, an
+    evening late enough that the UTC date is the next day, or the small hours (UTC hour
+    low, same local date) — the same mixture in every branch."""
+    lo = 0 if after is None else after + 1
+    flip = (24 + utc_offset(state, day)) * 60  # first local minute on the next UTC day
+    r = rng.random()
+    if r < 0.35 and max(lo, flip) < hi:
+        return rng.randrange(max(lo, flip), hi)
+    if r < 0.6 and lo < 6 * 60 + 30:
+        return rng.randrange(lo, 6 * 60 + 30)
+    if lo < min(flip, 18 * 60) and max(lo, 8 * 60) < min(flip, 18 * 60):
+        return rng.randrange(max(lo, 8 * 60), min(flip, 18 * 60))
+    return rng.randrange(lo, hi)
 
 
 def _offset_text(hours: int) -> str:
@@ -429,12 +486,16 @@ def _bill_candidates(gfe_fees: list[int], m: int, changes: tuple[Any, ...],
 def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     """Compile one scenario (pure: all randomness from ``rng``)."""
     # Branches first, so their frequencies do not depend on what the data draws consumed.
+    # The bill against the estimate is drawn independently of the GFE's timing: a late or
+    # backdated GFE can come with a bill within the estimate (a violation with nothing to
+    # recover), so "the bill is within the estimate" says nothing about the timing.
     r = rng.random()
-    timing = ("dated_before_scheduling" if r < 0.31 else
-              "issued_after_deadline" if r < 0.62 else "timely")
-    no_violation = rng.random() < NO_VIOLATION_OF_TIMELY and timing == "timely"
+    timing = ("dated_before_scheduling" if r < 1 / 3 else
+              "issued_after_deadline" if r < 2 / 3 else "timely")
+    within = rng.random() < WITHIN_ESTIMATE
+    no_violation = within and timing == "timely"
     r = rng.random()
-    amount_branch = ("within" if no_violation else "under" if r < 0.36 else
+    amount_branch = ("within" if within else "under" if r < 0.36 else
                      "over_open" if r < 0.86 else "over_closed")
     delivery_in = "processor_log" if rng.random() < 0.34 else "facility_record"
     near_threshold = rng.random() < 0.35
@@ -499,17 +560,19 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     dob = dt.date(rng.randrange(1952, 2002), rng.randrange(1, 13), rng.randrange(1, 29))
     case_id = f"CLR-{seed}-{_token(rng, 4)}"
     specialty = PRACTICE_SPECIALTY.get(pkg["specialty"], pkg["specialty"])
-    practice = (f"{rng.choice(PLACES)} {specialty} {rng.choice(SUFFIXES)}"
-                if setting not in ("imaging", "sleep") else
-                rng.choice(IMAGING if setting == "imaging" else SLEEP))
+    # Names say nothing about the kind of party: half the physician practices carry a
+    # facility-sounding name (a hospital-affiliated group, "Imaging & ... Associates"), half
+    # the facilities a neutral one; the records state what each party is.
+    practice = (_practice_name(rng, specialty) if setting not in ("imaging", "sleep") else
+                _facility_name(rng, setting, specialty))
     physician = f"Dr. {rng.choice(FIRST)} {rng.choice(LAST)}"
     prov = {"name": practice, "npi": npi(rng), "tin": _tin(rng), "specialty": specialty,
             "type": "physician practice" if setting not in ("imaging", "sleep") else
             facility_type}
-    if setting == "asc":
-        fac_name = rng.choice(ASCS)
-    elif setting == "hopd":
-        fac_name = f"{rng.choice(HOSPITALS)} - Outpatient Department"
+    if setting in ("asc", "hopd"):
+        fac_name = _facility_name(rng, setting, specialty)
+        while fac_name == practice:
+            fac_name = _facility_name(rng, setting, specialty)
     elif setting == "office":
         fac_name = f"{practice} - main office"
     else:
@@ -540,73 +603,87 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     last4 = _digits(rng, 4)
 
     # Dates: scheduling (the processor's deposit authorization), service, GFE, bill, today.
-    # The provider's story — booked on ``claimed``, GFE dated k business days later, service
-    # lead_bd business days after booking — is drawn the same way in every branch. It is the
-    # truth unless the GFE was backdated: then the real booking came some days after the GFE
-    # date (the processor log's authorization), still 3+ business days before the service.
+    # The provider's story — booked on ``claimed``, a GFE date, the service lead_bd business
+    # days after booking — is the truth unless the GFE was backdated: then the provider's
+    # story is drawn exactly as a timely GFE's would be, and the real booking came some days
+    # after the GFE date (the processor log's authorization), still 3+ business days before
+    # the service.
     rule_bd = 1 if rng.random() < 0.5 else 3
-    lead_bd = rng.randrange(3, 10) if rule_bd == 1 else rng.randrange(10, 23)
-    k = rng.randrange(rule_bd + 1)
-    if rule_bd == 3 and rng.random() < 0.5:
-        k = rng.choice((2, 3))  # on time under the 3-day rule, late under a 1-day misreading
+    lead_bd = rng.randrange(5, 10) if rule_bd == 1 else rng.randrange(10, 23)
     claimed = _date_between(rng, dt.date(2026, 2, 2), dt.date(2026, 7, 24))
     dos = add_business_days(claimed, lead_bd)
     claimed_rule_bd = rule_bd
     sched = claimed
     if timing == "dated_before_scheduling":
-        if lead_bd - k < 4:  # leave room for a later real booking 3+ business days ahead
-            lead_bd = rng.randrange(k + 4, 10) if rule_bd == 1 else lead_bd
-            dos = add_business_days(claimed, lead_bd)
-        gfe_dated = claimed if k == 0 else add_business_days(claimed, k)
-        for d in rng.sample(range(1, 7), 6):
+        claimed_due = add_business_days(claimed, rule_bd)
+        told = claimed_due if rng.random() < 0.5 else _date_between(rng, claimed, claimed_due)
+        r_date = rng.random()
+        gfe_dated = (told if r_date < 0.35 else claimed if r_date < 0.7 else
+                     _date_between(rng, claimed, told))
+        # the real booking often came the very next day (only the local date shows it)
+        gaps = [1, *rng.sample(range(2, 7), 5)] if rng.random() < 0.7 else \
+            rng.sample(range(1, 7), 6)
+        for d in gaps:
             sched = gfe_dated + dt.timedelta(days=d)
             if add_business_days(sched, 3) <= dos:
                 break
-        else:  # pragma: no cover - lead_bd - k >= 4 leaves a business day
+        else:  # pragma: no cover - a lead of 5+ business days leaves room
             raise RuntimeError("no room for a later booking")
         lead_bd = _business_days_between(sched, dos)
         rule_bd = 3 if lead_bd >= 10 else 1
     gfe_deadline = add_business_days(sched, rule_bd)
-    sched_off = utc_offset(state, sched)
-    utc_flip = rng.random() < 0.4  # evening booking: the UTC date is the next calendar day
-    first_flip_minute = (24 + sched_off) * 60
-    if utc_flip:
-        sched_min = rng.randrange(first_flip_minute, 23 * 60 + 20)
-    else:
-        sched_min = rng.randrange(7 * 60, min(first_flip_minute, 23 * 60 + 20))
+    # Times of day (local) are drawn the same way for the booking and the GFE's delivery in
+    # every branch: business hours, the evening (late enough that the UTC date is already the
+    # next calendar day) or the small hours (an overnight batch / a night-owl booking: the UTC
+    # hour is low although the local date is the same) — so neither the UTC date nor the UTC
+    # hour gives the local date; only the facility's zone and daylight period do.
+    sched_min = _minute_of_day(rng, state, sched, None, hi=23 * 60 + 30)
     sched_sec = rng.randrange(60)
+    utc_flip = utc_stamp(state, sched, sched_min, sched_sec)[:10] != iso(sched)
 
-    def delivery_minute(day: dt.date, after: int | None, flip: bool) -> int:
-        """A local minute on ``day`` (after ``after`` if given); ``flip`` puts it late enough
-        in the evening that the UTC date is the next calendar day, when that is possible."""
-        lo = 7 * 60 if after is None else after + 1
-        hi = 23 * 60 + 50
-        first = (24 + utc_offset(state, day)) * 60
-        if flip and max(lo, first) < hi:
-            return rng.randrange(max(lo, first), hi)
-        if not flip and lo < min(hi, first):
-            return rng.randrange(lo, min(hi, first))
-        return rng.randrange(lo, hi)
+    # The GFE's printed date and its delivery, independent of the branch: the printed date
+    # may equal the delivery day or precede it in every branch (a GFE dated when prepared and
+    # released a day or two later; a late GFE dated as if on time or honestly on its late
+    # delivery day), and deliveries cluster at the deadline from both sides, weekends and
+    # holidays included — only the deadline arithmetic in the facility's local time decides.
+    def on_or_before_deadline(first: dt.date) -> dt.date:
+        """A delivery day in [first, deadline]: the deadline itself half the time."""
+        if rng.random() < 0.5:
+            return gfe_deadline
+        return _date_between(rng, first, gfe_deadline)
 
     if timing == "timely":
-        gfe_date = sched if k == 0 else add_business_days(sched, k)
-        delivered = gfe_date
+        delivered = on_or_before_deadline(sched)
+        # dated the day it went out, or when prepared (on or after the booking) and released
+        # later, still on time
+        r_date = rng.random()
+        gfe_date = (delivered if r_date < 0.35 else sched if r_date < 0.7 else
+                    _date_between(rng, sched, delivered))
         provider_scheduled_on = sched
     elif timing == "dated_before_scheduling":
         # Sent on time, but dated (and the booking stated) days before the booking existed:
         # the date is the only lie, so the finding is unambiguous.
         gfe_date, provider_scheduled_on = gfe_dated, claimed
-        j = rng.randrange(rule_bd + 1)
-        delivered = sched if j == 0 else add_business_days(sched, j)
+        delivered = on_or_before_deadline(sched)
     else:
-        gfe_date = sched if k == 0 else add_business_days(sched, k)
         provider_scheduled_on = sched
-        x_max = lead_bd - rule_bd - 1
-        x = 1 if rule_bd == 1 and rng.random() < 0.5 else rng.randrange(1, x_max + 1)
-        delivered = add_business_days(gfe_deadline, x)
+        x_max = max(1, _business_days_between(gfe_deadline, dos) - 2)
+        r_late = rng.random()
+        if r_late < 0.45:  # the first business day after the deadline
+            delivered = add_business_days(gfe_deadline, 1)
+        elif r_late < 0.6:  # over the weekend / holiday right after the deadline
+            delivered = gfe_deadline + dt.timedelta(days=1)
+        else:
+            delivered = add_business_days(gfe_deadline, rng.randrange(1, x_max + 1))
+        r_date = rng.random()
+        if r_date < 0.55:
+            gfe_date = delivered  # honestly dated on its (late) delivery day
+        elif r_date < 0.8:
+            gfe_date = sched  # dated on the booking day, as if on time
+        else:  # dated some day before it went out
+            gfe_date = _date_between(rng, sched, min(gfe_deadline, delivered))
     same_day = delivered == sched
-    deliv_min = delivery_minute(delivered, sched_min if same_day else None,
-                                rng.random() < 0.4)
+    deliv_min = _minute_of_day(rng, state, delivered, sched_min if same_day else None)
     deliv_stamp = utc_stamp(state, delivered, deliv_min, rng.randrange(60))
     sched_stamp = utc_stamp(state, sched, sched_min, sched_sec)
 
@@ -716,11 +793,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     balance = billed_total - deposit
     auto_capture = rng.random() < 0.6
 
-    prior_code = pkg["prior"] if convener == "provider" or setting in ("imaging", "sleep") \
-        else FACILITY_PRIOR
+    # the earlier visit (a distractor): drawn the same way whoever convened
+    prior_code = pkg["prior"]
     prior_fee = fee(ref, prior_code, loc, False)
     prior_amount = pct_of(prior_fee, MULTIPLES[rng.randrange(len(MULTIPLES))])
-    prior_date = _date_between(rng, dt.date(2026, 1, 5), sched - dt.timedelta(days=7))
+    prior_date = _date_between(rng, dt.date(2026, 1, 5), claimed - dt.timedelta(days=7))
     if not is_business_day(prior_date):
         prior_date = add_business_days(prior_date, 1)
     include_old_claim = rng.random() < 0.85
@@ -765,7 +842,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     claim = {
         "claim_id": claim_id, "patient_id": case_id, "payer": "none - self-pay patient (no "
         "insurance claim filed)", "provider": {"name": billing, "npi": biller["npi"]},
-        "claim_form": "UB-04 (institutional)" if fac_priced else "CMS-1500 (professional)",
+        "claim_form": ("UB-04 (institutional)" if fac_priced and setting == "hopd" else
+                       "CMS-1500 (professional)"),
         "rendering_physician": physician, "facility_id": facility_id,
         "place_of_service": pos, "place_of_service_description": pos_desc,
         "encounter": {"type": "scheduled", "admission_type": "elective",
@@ -834,8 +912,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         {"date": iso(prior_date), "type": "patient_payment",
          "description": f"Card payment {card} ****{last4}", "amount": dollars(-prior_amount),
          "reference": old_claim_id},
-        {"date": iso(capture_day), "type": "patient_payment",
-         "description": f"Scheduling deposit, appointment {appt} ({card} ****{last4})",
+        # the practice-management system applies the prepaid deposit to the visit at
+        # check-in: the ledger never dates the booking (only the processor log does)
+        {"date": iso(dos), "type": "patient_payment",
+         "description": f"Prepaid deposit applied, appointment {appt} ({card} ****{last4})",
          "amount": dollars(-deposit), "reference": appt},
         *({"date": iso(dos), "type": "charge",
            "description": f"{b['hcpcs']} {_describe(ref, b['hcpcs'])}",
@@ -983,7 +1063,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                {"dated_before_scheduling": "gfe_backdated_before_scheduling",
                 "issued_after_deadline": "gfe_issued_after_deadline",
                 "timely": "billed_above_gfe"}[timing])
-    resolution = ("no_action" if no_violation else
+    resolution = ("no_action" if within else
                   "nsa_dispute" if eligible else "balance_correction")
     # the records that support the finding: the GFE, the independent timestamps, the local
     # time zone and business days, and the bill
@@ -991,11 +1071,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     ehr_decision = "concede" if timing == "timely" else "reject"
     ehr_records = [ids["PLOG"], ids["FAC"]]  # booking and delivery times, local calendar
     ehr_refuters = ehr_records if ehr_decision == "reject" else []
-    em_refuters = [ids["CLM"], ids["FAC"], ids["PRV"]]
+    em_refuters = [ids["CLM"], ids["FAC"], ids["PRV"], ids["PLOG"]]
 
     counters, counter_ids = _counters(
         rng, practice=billing, physician=signer, patient=patient, gfe_id=gfe_id,
-        gfe_date=gfe_date, dos=dos, rule_bd=claimed_rule_bd, fac_name=fac_name, balance=balance,
+        # the counter states the day the GFE went out: truly (timely) or its printed date
+        gfe_date=delivered if timing == "timely" else gfe_date, dos=dos,
+        rule_bd=claimed_rule_bd, fac_name=fac_name, balance=balance,
         ehr_refuters=ehr_refuters, em_refuters=em_refuters)
 
     complaint = _complaint(rng, patient=patient, service=pkg["service"],
@@ -1010,7 +1092,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # with nothing wrong, naming the party that billed is also defensible
         "responsible_party_alt": convener if no_violation else "none-accepted-only",
         "finding": finding, "resolution_type": resolution,
-        "amount_cents": 0 if no_violation else excess, "reference_amount_cents": gfe_total,
+        "amount_cents": 0 if within else excess, "reference_amount_cents": gfe_total,
         "billed_total_cents": billed_total, "ppdr_eligible": eligible,
         "backdated": timing != "timely", "scheduled_local_date": iso(sched),
         "gfe_deadline": iso(gfe_deadline), "gfe_delivered_local_date": iso(delivered),
@@ -1028,6 +1110,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "package": pkg["key"], "setting": setting, "convener": convener,
         "facility_priced": fac_priced, "co_facility": co_facility,
         "prior_code": prior_code, "timing": timing, "no_violation": no_violation,
+        "within_estimate": within,
         "amount_branch": amount_branch, "gfe_rule_business_days": rule_bd,
         "lead_business_days": lead_bd, "utc_date_flip_at_scheduling": utc_flip,
         "gfe_delivery_in": delivery_in, "bill_recipe": kind,
@@ -1055,14 +1138,14 @@ def _counters(rng: random.Random, *, practice: str, physician: str, patient: str
     note_id = f"EN-{_digits(rng, 6)}"
     gd = _fmt(gfe_date)
     ehr_text = rng.choice((
-        f"Our electronic health record shows that Good Faith Estimate {gfe_id} was prepared "
-        f"and delivered to {patient} on {gd}, within {rule_bd} business day(s) of booking "
+        f"Our electronic health record shows that Good Faith Estimate {gfe_id} was delivered "
+        f"to {patient} on {gd}, within {rule_bd} business day(s) of booking "
         "as 45 CFR 149.610 requires. The estimate was timely and its date is accurate.",
         f"Per EHR note {note_id}, our scheduler reviewed Good Faith Estimate {gfe_id} with "
         f"the patient and sent it on {gd}, within the {rule_bd}-business-day window after "
         "the appointment was booked. It was issued on time.",
-        f"The EHR audit trail shows Good Faith Estimate {gfe_id} was generated and released "
-        f"to the patient on {gd}, as soon as the appointment was booked and within the "
+        f"The EHR audit trail shows Good Faith Estimate {gfe_id} was released "
+        f"to the patient on {gd}, after the appointment was booked and within the "
         f"{rule_bd}-business-day deadline. The EHR is the legal medical record and controls.",
     ))
     ehr_from = rng.choice((f"{physician}, {practice}",
@@ -1116,7 +1199,8 @@ def _complaint(rng: random.Random, *, patient: str, service: str,
         f"I don't have insurance for this, so I paid for my {service} myself. I booked it "
         f"online and paid a ${dollars(deposit)} deposit, and I was given a Good Faith "
         f"Estimate. Now I've been billed ${dollars(billed_total)} (claim {claim_id}), "
-        f"which is more than I expected. The estimate is dated {_fmt(gfe_date)}, but I "
+        "and I can't tell if that is what I was quoted. The estimate is dated "
+        f"{_fmt(gfe_date)}, but I "
         "honestly can't remember when I actually got it. What can I do?",
         f"I was billed ${dollars(billed_total)} for my {service} on {_fmt(dos)} "
         f"(claim {claim_id}). I'm self-pay and I got a written estimate. Now they say "

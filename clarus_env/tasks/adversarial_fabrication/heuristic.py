@@ -11,8 +11,9 @@ but hurried human would:
   1-business-day deadline only (never the 3-day one for services booked 10+ business days
   ahead) and counts business days as Monday–Friday, forgetting federal holidays;
 * it takes the convener to be whoever bills, and calls it a facility only when it bills on an
-  institutional claim (UB-04) — so an imaging or sleep center billing on a CMS-1500 is
-  "a provider" to it, though 45 CFR 149.610(a)(2) makes it a facility;
+  institutional claim (UB-04) or describes itself as a surgical center or hospital
+  department — so an imaging or sleep center is "a provider" to it, though 45 CFR
+  149.610(a)(2) makes it a facility;
 * it holds the bill against the estimate's bottom line (co-provider and co-facility sections
   included, not the biller's own section) and tests the $400 PPDR threshold, but counts the
   120-day window from the statement's date rather than from its receipt.
@@ -211,9 +212,12 @@ class HeuristicAgent:
         log, fac = self._data("processor_log"), self._data("facility_record")
         led, dl = self._data("payment_ledger"), self._data("deadline")
         gfe = prv.get("gfe") or {}
-        # the convener: whoever bills; a facility only on an institutional claim form
+        # the convener: whoever bills; a facility only on an institutional claim form or when
+        # it calls itself a surgical center or hospital department (imaging and sleep centers
+        # slip through as "providers")
+        kind = str((prv.get("provider") or {}).get("type", "")).lower()
         party = ("facility" if str(clm.get("claim_form", "")).startswith("UB-04")
-                 else "provider")
+                 or "surgical center" in kind or "hospital" in kind else "provider")
         billed = _cents(clm.get("total_billed") or (prv.get("statement") or {}).get(
             "total_charges") or 0)
         biller = (clm.get("provider") or {}).get("name")
@@ -238,7 +242,7 @@ class HeuristicAgent:
             if min(delivered) > due:
                 finding = "gfe_issued_after_deadline"
         if finding == "billed_above_gfe" and gfe and excess <= 0:
-            finding = "no_violation"
+            finding = "no_violation"  # timely and within the estimate
         # the PPDR window, counted (naively) from the statement's date
         stmt = _date((led.get("statement") or {}).get("statement_date")) or _date(
             (prv.get("statement") or {}).get("statement_date"))
@@ -246,6 +250,9 @@ class HeuristicAgent:
         window_open = not (stmt and today) or (today - stmt).days <= PPDR_DAYS
         if finding == "no_violation":
             return {"finding": finding, "responsible_party": "none",
+                    "resolution_type": "no_action", "amount_cents": 0}
+        if gfe and excess <= 0:  # a GFE violation, but nothing billed above the estimate
+            return {"finding": finding, "responsible_party": party,
                     "resolution_type": "no_action", "amount_cents": 0}
         resolution = ("nsa_dispute" if excess >= THRESHOLD_CENTS and window_open
                       else "balance_correction")
@@ -271,10 +278,15 @@ class HeuristicAgent:
                  finding=decision["finding"], amount=amount, cited_artifacts=cited),
         ]
         if decision["resolution_type"] == "no_action":
+            late = decision["finding"] in ("gfe_backdated_before_scheduling",
+                                           "gfe_issued_after_deadline")
             return actions + [
                 _act("send_patient_communication", message_type="explanation",
-                     message="Your bill is within your Good Faith Estimate and the estimate "
-                             "was on time, so there is nothing to dispute."),
+                     message="Your bill is within your Good Faith Estimate, so there is "
+                             "nothing to dispute" + (
+                                 "; the estimate itself broke the timing rule, which you can "
+                                 "report to the No Surprises Help Desk." if late else
+                                 " and the estimate was on time.")),
                 _act("draft_resolution", resolution_type="no_action", amount="0.00",
                      cited_artifacts=cited),
                 _act("submit_resolution"),

@@ -49,15 +49,23 @@ def oracle(scenario: dict[str, Any]) -> list[dict[str, Any]]:
                      f"delivered {exp['gfe_delivered_local_date']}."),
     ]
     if nothing_wrong:
+        timely = exp["finding"] == "no_violation"
         return actions + [
             _act("send_patient_communication", message_type="explanation",
                  message="We compared your bill with your Good Faith Estimate and the payment "
-                         "records. The estimate was given on time and the bill is within it, "
-                         "so there is nothing to dispute; the balance is what you were "
-                         "quoted, less your deposit."),
+                         "records. " + (
+                             "The estimate was given on time and the bill is within it, so "
+                             "there is nothing to dispute; the balance is what you were "
+                             "quoted, less your deposit." if timely else
+                             "The estimate did not meet the timing rule of 45 CFR 149.610 "
+                             "(you can report that to the No Surprises Help Desk, "
+                             "1-800-985-3059), but the bill is within its expected charges: "
+                             "there is nothing to dispute or correct on the bill.")),
             _act("draft_resolution", resolution_type="no_action", amount="0.00",
                  cited_artifacts=relevant,
-                 body="No dispute: timely GFE and a bill within its expected charges."),
+                 body="No dispute: a bill within the GFE's expected charges" + (
+                     " and a timely GFE." if timely else
+                     "; the GFE timing violation is recorded, nothing to recover.")),
             _act("submit_resolution"),
             _act("notify_provider", position="maintain", cited_artifacts=[prv],
                  message="The patient's bill matches the Good Faith Estimate; no dispute will "
