@@ -71,13 +71,13 @@ def _coding_cases(scenario: Any, actions: list[Any], grade: dict[str, Any] | Non
         got = subs[i] if i < len(subs) else {}
         reward = grade["cases"][i]["reward"] if grade else 0.0
         out.append({"difficulty": case["difficulty"], "expected": case["expected"],
-                    "submitted": got, "reward": reward})
+                    "accept": case.get("accept") or {}, "submitted": got, "reward": reward})
     return out
 
 
 def coding_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
     """Exact-match rate, micro-F1 for ICD-10-CM and CPT separately, and per-difficulty means."""
-    from .tasks.medical_coding.reward import normalize_cpt, normalize_icd
+    from .tasks.medical_coding.reward import normalize_cpt, normalize_icd, resolve_submission
 
     tp = {"icd": 0, "cpt": 0}
     n_exp = {"icd": 0, "cpt": 0}
@@ -89,7 +89,8 @@ def coding_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
             total += 1
             exact += c["reward"] == 1.0
             by_diff[c["difficulty"]].append(c["reward"])
-            exp, sub = c["expected"], c["submitted"] or {}
+            # credit what the reward credits: equivalents rewritten, optional codes dropped
+            exp, sub = resolve_submission(c["expected"], c["submitted"] or {}, c.get("accept"))
             pairs = {
                 "icd": ({normalize_icd(x) for x in [exp["primary_icd10"],
                                                     *exp["secondary_icd10s"]]},

@@ -81,3 +81,18 @@ def test_outcome_correct_reads_billing_and_coding_grades() -> None:
     assert not outcome_correct({"grade": {"cases": [{"reward": 1.0}, {"reward": 0.6}],
                                           "passed": 1, "total": 2}})
     assert not outcome_correct({"grade": None})
+
+
+def test_coding_f1_credits_what_the_reward_credits() -> None:
+    """An accepted alternative (here 20550-F6 for 20550-RT, E78.00 for E78.5) is a hit in the
+    micro-F1 figures too, not only in the reward."""
+    from clarus_env.evaluation import coding_metrics
+
+    case = {"difficulty": "easy", "reward": 1.0,
+            "expected": {"primary_icd10": "M65.322", "secondary_icd10s": ["E78.5"],
+                         "cpt_codes": ["20550-RT"]},
+            "accept": {"icd10": {"E78.5": ["E78.00"]}, "cpt": {"20550-RT": ["20550-F6"]}},
+            "submitted": {"primary_icd10": "M65.322", "secondary_icd10s": ["E78.00"],
+                          "cpt_codes": ["20550-F6"]}}
+    m = coding_metrics([{"cases": [case]}])
+    assert m["icd10cm_micro_f1"] == 1.0 and m["cpt_micro_f1"] == 1.0
