@@ -58,7 +58,9 @@ def coding_observation_schema() -> dict[str, Any]:
             "last_action_type": {"type": ["string", "null"]},
             "last_action_result": {"type": ["object", "null"]},
             "last_action_error": {"type": ["string", "null"]},
-            "step_reward": {"type": "number", "minimum": 0, "maximum": 1},
+            "step_reward": {"description": "A submission's reward in [0, 1]; -0.02 for an "
+                                           "invalid action (as in the billing env).",
+                            "type": "number", "minimum": -0.02, "maximum": 1},
             "done": {"type": "boolean"},
         },
     }
