@@ -525,12 +525,24 @@ def test_timeline_and_outcome_follow_from_the_records(split_seeds: list[int]) ->
         assert delivered.isoformat() == exp["gfe_delivered_local_date"]
         assert delivered >= sched
         gfe_date = dt.date.fromisoformat(prv["gfe"]["gfe_date"])
-        # who convened: the party that took the booking deposit and bills — a facility when
-        # it is an ASC, hospital outpatient department, imaging or sleep center
+        # who convened: the party that scheduled (took the booking deposit; the facility's
+        # encounter names it) — the biller, or the other party on the GFE; a facility when it
+        # is an ASC, hospital outpatient department, imaging or sleep center
         biller = clm["provider"]["name"]
-        assert plog["merchant"]["name"] == biller == prv["provider"]["name"]
-        assert fac["encounter"]["booked_by"] == biller
-        party = "facility" if prv["provider"]["type"] in FACILITY_TYPES else "provider"
+        assert biller == prv["provider"]["name"]
+        scheduler = plog["merchant"]["name"]
+        assert fac["encounter"]["booked_by"] == scheduler
+        kinds = {sec["name"]: ("facility" if sec["type"] in FACILITY_TYPES else "provider")
+                 for sec in prv["gfe"]["providers"]}
+        bill_party, sched_party = kinds[biller], kinds[scheduler]
+        if scheduler != biller:
+            assert {bill_party, sched_party} == {"provider", "facility"}
+        deposit_auth = _c(next(t for t in plog["transactions"]
+                               if t["type"] == "authorization")["amount"])
+        led_deposit = [e for e in led["entries"] if "deposit" in e["description"].lower()]
+        # the deposit is applied to this bill only when the scheduler bills it
+        assert bool(led_deposit) == (scheduler == biller)
+        assert deposit_auth > 0
         own = [sec for sec in prv["gfe"]["providers"] if sec["name"] == biller]
         assert len(own) == 1
         estimate = _c(own[0]["expected_total"])
@@ -546,7 +558,11 @@ def test_timeline_and_outcome_follow_from_the_records(split_seeds: list[int]) ->
         assert exp["finding"] == finding
         assert exp["counter_ehr_decision"] == ("concede" if finding in (
             "billed_above_gfe", "no_violation") else "reject")
-        assert exp["responsible_party"] == ("none" if finding == "no_violation" else party)
+        # the GFE's timing is the convener's duty; a bill above a party's own section is the
+        # billing party's
+        assert exp["responsible_party"] == (
+            "none" if finding == "no_violation" else
+            bill_party if finding == "billed_above_gfe" else sched_party)
         if excess <= 0:  # nothing billed above the estimate: nothing to file, whatever the
             # GFE's timing (a late or backdated GFE is recorded, not disputed)
             assert exp["amount_cents"] == 0 and exp["resolution_type"] == "no_action"
@@ -759,7 +775,7 @@ def test_bill_within_the_estimate_in_every_timing() -> None:
             assert exp["resolution_type"] == "no_action" and exp["amount_cents"] == 0
             if v["timing"] != "timely":
                 assert exp["finding"] != "no_violation"
-                assert exp["responsible_party"] == v["convener"]
+                assert exp["responsible_party"] == v["scheduler"]
     assert min(seen.values()) >= 0.25 * sum(seen.values()), seen
 
 
@@ -774,8 +790,8 @@ def test_ledger_and_distractors_do_not_date_the_booking_or_name_the_party() -> N
         s = scenario(seed)
         v, exp, arts = s["variant"], s["expected"], _arts(s)
         led, clm = arts[exp["ledger_id"]], arts[exp["claim_record_id"]]
-        dep = next(e for e in led["entries"] if "deposit" in e["description"].lower())
-        assert dep["date"] == clm["date_of_service"]
+        for dep in (e for e in led["entries"] if "deposit" in e["description"].lower()):
+            assert dep["date"] == clm["date_of_service"]
         pkg = next(p for p in PACKAGES if p["key"] == v["package"])
         assert v["prior_code"] == pkg["prior"]
         name = clm["provider"]["name"].lower()
@@ -845,10 +861,16 @@ def test_every_amount_is_the_fee_formula(split_seeds: list[int]) -> None:
         assert [_c(x["billed"]) for x in clm["lines"]] == billed
         assert [_c(x["charge"]) for x in prv["lines"]] == billed
         assert _c(clm["total_billed"]) == sum(billed) == exp["billed_total_cents"]
-        deposit = pct_of(exp["reference_amount_cents"], v["deposit_pct"])
-        assert _c(prv["statement"]["payments"]) == deposit
+        # the scheduler's deposit: a share of its own section, applied when it bills
+        scheduler = plog["merchant"]["name"]
+        sched_total = _c(sections[scheduler]["expected_total"])
+        deposit = pct_of(sched_total, v["deposit_pct"])
+        auth = next(t for t in plog["transactions"] if t["type"] == "authorization")
+        assert _c(auth["amount"]) == deposit
+        applied = deposit if scheduler == biller else 0
+        assert _c(prv["statement"]["payments"]) == applied
         assert _c(led["balance"]) == sum(_c(e["amount"]) for e in led["entries"])
-        assert _c(led["balance"]) == sum(billed) - deposit
+        assert _c(led["balance"]) == sum(billed) - applied
         # the distractor visit is the package's own earlier visit, whoever convened
         prior = next(p["prior"] for p in PACKAGES if p["key"] == v["package"])
         assert v["prior_code"] == prior

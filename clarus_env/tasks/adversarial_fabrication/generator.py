@@ -79,7 +79,12 @@ DEPOSIT_PCTS = (10, 15, 20, 25, 30, 40, 50)
 # A facility's self-pay facility charge: % of the CMS facility payment rate of the code (OPPS
 # Addendum B for a hospital outpatient department, ASC Addendum AA for an ASC).
 FACILITY_MULTIPLES = (150, 175, 200, 225, 250, 275, 300)
-FACILITY_CONVENED = 0.5  # share of scenarios whose GFE a facility convened
+FACILITY_CONVENED = 0.49  # share of scenarios whose GFE a facility convened
+# With a practice and a facility on the GFE, the other one of the two scheduled the service
+# (and so convened the GFE) in this share of scenarios: the party that bills is not the one
+# that scheduled (a practice billing after the facility booked it / a facility billing after
+# the surgeon's office booked it; shares set so either kind of party schedules about as often).
+SPLIT_SCHEDULER = {"provider_bills": 0.6, "facility_bills": 0.25}
 WITHIN_ESTIMATE = 0.42  # bills within the convener's expected charges, in every branch
 FINDINGS = ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
             "billed_above_gfe", "no_violation")
@@ -490,8 +495,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # backdated GFE can come with a bill within the estimate (a violation with nothing to
     # recover), so "the bill is within the estimate" says nothing about the timing.
     r = rng.random()
-    timing = ("dated_before_scheduling" if r < 1 / 3 else
-              "issued_after_deadline" if r < 2 / 3 else "timely")
+    timing = ("dated_before_scheduling" if r < 0.32 else
+              "issued_after_deadline" if r < 0.64 else "timely")
     within = rng.random() < WITHIN_ESTIMATE
     no_violation = within and timing == "timely"
     r = rng.random()
@@ -502,6 +507,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     want_change = rng.random() < 0.6
     convener = "facility" if rng.random() < FACILITY_CONVENED else "provider"
     want_co_facility = rng.random() < 0.7
+    r_split = rng.random()
 
     # Package, locality, prices: redraw until the branch's excess window is reachable and a
     # facility's charges on the estimate exceed the professional fees of the same procedure.
@@ -586,6 +592,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     else:
         biller, signer = prov, physician
     billing = biller["name"]
+    # Who scheduled (the convening provider or facility of 45 CFR 149.610(a)(2): it booked
+    # the service, took the deposit and furnished the GFE). Usually the party that bills; with
+    # a practice and a facility on the GFE, sometimes the other one of the two (a surgeon's
+    # office booking the case at the ASC, or the ASC / hospital booking the surgeon).
+    split = ((fac_priced and r_split < SPLIT_SCHEDULER["facility_bills"])
+             or (co_facility and r_split < SPLIT_SCHEDULER["provider_bills"]))
+    if split:
+        scheduler, scheduler_kind = ((practice, "provider") if fac_priced else
+                                     (fac_name, "facility"))
+    else:
+        scheduler, scheduler_kind = billing, convener
     ids = {t: f"{t}-{_digits(rng, 6)}" for t in ("CLM", "PRV", "LED", "PLOG", "FAC")}
     old_ids = {"CLM": f"CLM-{_digits(rng, 6)}", "PRV": f"PRV-{_digits(rng, 6)}"}
     while old_ids["CLM"] == ids["CLM"] or old_ids["PRV"] == ids["PRV"]:
@@ -754,8 +771,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                 "place_of_service": place, "items": items, "expected_total": dollars(total),
                 "note": note, "_cents": total}
 
-    conv_note = (f"Facility charges of {fac_name}." if fac_priced else
-                 f"Services of {billing}.")
+    # every section names who bills it, in the same words: nothing marks the convener's
+    conv_note = (f"Facility charges; billed by {fac_name}." if fac_priced else
+                 f"Services of {physician}; billed by {billing}."
+                 if biller is prov and setting not in ("imaging", "sleep") else
+                 f"Services; billed by {billing}.")
     sections = [section(billing, biller["npi"], biller["tin"], biller["type"], pos, gfe_items,
                         conv_note)]
     if fac_priced:  # the surgeon's professional fees: billed separately by the practice
@@ -763,12 +783,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             practice, prov["npi"], prov["tin"], prov["type"], pos,
             [pro_item(i, c, dx, f, other_m)
              for i, ((c, dx), f) in enumerate(zip(pkg["items"], pro_fees, strict=True))],
-            f"{physician}'s professional services; billed separately by {practice}."))
+            f"Services of {physician}; billed by {practice}."))
     elif co_facility:  # the ASC's / hospital's facility charges: billed separately
         sections.append(section(
             fac_name, fac_npi, fac_tin, facility_type, pos,
             [fac_item(i, c, dx, other_m) for i, (c, dx) in enumerate(pkg["items"])],
-            f"Facility charges; billed separately by {fac_name}."))
+            f"Facility charges; billed by {fac_name}."))
+    other_total = sections[1]["_cents"] if len(sections) > 1 else 0
     co_m = None
     if pkg["co"] is not None and rng.random() < 0.8:
         co_code, co_dx = pkg["co"]
@@ -776,21 +797,25 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         co_m = rng.choice(MULTIPLES)
         co_units = rng.choice((1, 2)) if co_code == "88305" else 1
         co_total = pct_of(co_fee, co_m) * co_units
+        lab = rng.choice(PATHOLOGY)
         sections.append(section(
-            rng.choice(PATHOLOGY), npi(rng), _tin(rng), "pathology laboratory", "81",
+            lab, npi(rng), _tin(rng), "pathology laboratory", "81",
             [{"line": 1, "service": _describe(ref, co_code), "hcpcs": co_code,
               "modifiers": [], "units": co_units, "diagnosis_codes": [co_dx],
               "mpfs_amount": dollars(co_fee), "mpfs_setting": "non-facility",
               "multiple_pct": co_m,
               "pricing": f"{co_m}% of the MPFS non-facility amount, per unit",
               "expected_charge": dollars(co_total)}],
-            "Bills separately for the specimen examination."))
+            f"Specimen examination; billed by {lab}."))
     grand_total = sum(s.pop("_cents") for s in sections)
     rng.shuffle(sections)  # the GFE's order of sections says nothing about who convened
 
     dep_pct = rng.choice(DEPOSIT_PCTS)
-    deposit = pct_of(gfe_total, dep_pct)
-    balance = billed_total - deposit
+    # the scheduler took the deposit toward its own expected charges; it is applied to this
+    # bill only when the scheduler is the party that bills
+    deposit = pct_of(other_total if split else gfe_total, dep_pct)
+    applied = 0 if split else deposit
+    balance = billed_total - applied
     auto_capture = rng.random() < 0.6
 
     # the earlier visit (a distractor): drawn the same way whoever convened
@@ -889,7 +914,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "lines": [{"line": i + 1, "hcpcs": b["hcpcs"], "description": _describe(ref, b["hcpcs"]),
                    "units": 1, "charge": dollars(b["amount"])} for i, b in enumerate(billed)],
         "statement": {"statement_id": stmt_id, "statement_date": iso(statement_date),
-                      "total_charges": dollars(billed_total), "payments": dollars(deposit),
+                      "total_charges": dollars(billed_total), "payments": dollars(applied),
                       "balance_due": dollars(balance)},
         "notes": notes,
         "other_claims_on_account": [old_claim_id] if include_old_claim else [],
@@ -914,9 +939,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
          "reference": old_claim_id},
         # the practice-management system applies the prepaid deposit to the visit at
         # check-in: the ledger never dates the booking (only the processor log does)
-        {"date": iso(dos), "type": "patient_payment",
-         "description": f"Prepaid deposit applied, appointment {appt} ({card} ****{last4})",
-         "amount": dollars(-deposit), "reference": appt},
+        *([{"date": iso(dos), "type": "patient_payment",
+            "description": f"Prepaid deposit applied, appointment {appt} ({card} ****{last4})",
+            "amount": dollars(-deposit), "reference": appt}] if applied else []),
         *({"date": iso(dos), "type": "charge",
            "description": f"{b['hcpcs']} {_describe(ref, b['hcpcs'])}",
            "amount": dollars(b["amount"]), "reference": claim_id} for b in billed),
@@ -943,8 +968,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     auth_code = _token(rng, 6, "0123456789ABCDEF")
     prior_stamp = utc_stamp(state, prior_date, rng.randrange(9 * 60, 17 * 60), rng.randrange(60))
     transactions = [
-        txn(prior_stamp, "sale", prior_amount, "settled", old_claim_id,
-            f"Office payment, claim {old_claim_id}"),
+        # the earlier visit was paid to the party that bills (this log is the scheduler's)
+        *([txn(prior_stamp, "sale", prior_amount, "settled", old_claim_id,
+               f"Office payment, claim {old_claim_id}")] if not split else []),
         txn(sched_stamp, "authorization", deposit, "approved", appt,
             f"Scheduling deposit at online booking: {pkg['service']}, appointment {appt} on "
             f"{iso(dos)}", auth_code),
@@ -975,12 +1001,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     transactions.sort(key=lambda t: t["timestamp"])
     processor_log = {
         "patient_id": case_id, "processor": rng.choice(PROCESSORS),
-        "merchant": {"name": billing, "merchant_id": merchant_id},
+        "merchant": {"name": scheduler, "merchant_id": merchant_id},
         "timezone": "UTC (all timestamps ISO-8601, 'Z')", "transactions": transactions,
         "events": events,
     }
     dst_start, dst_end = dst_period(2026)
-    booked_by = billing  # the convener scheduled the service and took the deposit
+    booked_by = scheduler  # the convener scheduled the service and took the deposit
     facility = {
         "facility_id": facility_id, "name": fac_name, "type": facility_type,
         "npi": fac_npi, "network_status": "not applicable (self-pay patient)",
@@ -1074,7 +1100,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     em_refuters = [ids["CLM"], ids["FAC"], ids["PRV"], ids["PLOG"]]
 
     counters, counter_ids = _counters(
-        rng, practice=billing, physician=signer, patient=patient, gfe_id=gfe_id,
+        rng, practice=billing, scheduler=scheduler, physician=signer, patient=patient,
+        gfe_id=gfe_id,
         # the counter states the day the GFE went out: truly (timely) or its printed date
         gfe_date=delivered if timing == "timely" else gfe_date, dos=dos,
         rule_bd=claimed_rule_bd, fac_name=fac_name, balance=balance,
@@ -1088,7 +1115,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             "emotional_state": "distressed" if rng.random() < 0.5 else "frustrated",
             "today": iso(today), "claim_id": claim_id, "facility_id": facility_id}
     expected = {
-        "responsible_party": "none" if no_violation else convener,
+        # the GFE's timing is the convener's (who scheduled) duty; a bill above a party's own
+        # expected charges is that billing party's
+        "responsible_party": ("none" if no_violation else
+                              convener if finding == "billed_above_gfe" else scheduler_kind),
         # with nothing wrong, naming the party that billed is also defensible
         "responsible_party_alt": convener if no_violation else "none-accepted-only",
         "finding": finding, "resolution_type": resolution,
@@ -1108,6 +1138,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     }
     variant = {
         "package": pkg["key"], "setting": setting, "convener": convener,
+        "biller": convener, "scheduler": scheduler_kind, "split_scheduler": split,
         "facility_priced": fac_priced, "co_facility": co_facility,
         "prior_code": prior_code, "timing": timing, "no_violation": no_violation,
         "within_estimate": within,
@@ -1129,7 +1160,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
 
 # -- text ----------------------------------------------------------------------------------------
-def _counters(rng: random.Random, *, practice: str, physician: str, patient: str, gfe_id: str,
+def _counters(rng: random.Random, *, practice: str, scheduler: str, physician: str,
+              patient: str, gfe_id: str,
               gfe_date: dt.date, dos: dt.date, rule_bd: int, fac_name: str, balance: int,
               ehr_refuters: list[str], em_refuters: list[str]
               ) -> tuple[list[dict[str, Any]], dict[str, str]]:
@@ -1148,9 +1180,10 @@ def _counters(rng: random.Random, *, practice: str, physician: str, patient: str
         f"to the patient on {gd}, after the appointment was booked and within the "
         f"{rule_bd}-business-day deadline. The EHR is the legal medical record and controls.",
     ))
-    ehr_from = rng.choice((f"{physician}, {practice}",
-                           f"Health Information Management, {practice}",
-                           f"Compliance Office, {practice}"))
+    # the GFE's timing is argued by the party that scheduled and furnished it
+    ehr_from = rng.choice((f"Scheduling Office, {scheduler}",
+                           f"Health Information Management, {scheduler}",
+                           f"Compliance Office, {scheduler}"))
     dd = _fmt(dos)
     em_text = rng.choice((
         "This service was billed as emergency care. Good Faith Estimate and dispute rules "
@@ -1206,8 +1239,8 @@ def _complaint(rng: random.Random, *, patient: str, service: str,
         f"(claim {claim_id}). I'm self-pay and I got a written estimate. Now they say "
         "pay up or it goes to collections. Is this bill right, and can I dispute it?",
         f"I got a statement on {_fmt(receipt)} for claim {claim_id}: ${dollars(balance)} "
-        f"still due after my ${dollars(deposit)} deposit. I paid for the {service} myself "
-        f"and had an estimate dated {_fmt(gfe_date)}. I can't tell if the numbers match and "
-        "the billing office won't explain. Please help me.",
+        f"due, and I had paid a ${dollars(deposit)} deposit when I booked. I paid for the "
+        f"{service} myself and had an estimate dated {_fmt(gfe_date)}. I can't tell if the "
+        "numbers match and the billing office won't explain. Please help me.",
     ]
     return rng.choice(variants)

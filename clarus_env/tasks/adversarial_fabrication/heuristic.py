@@ -10,7 +10,9 @@ but hurried human would:
   deposit authorization) and the deadline with the GFE's delivery — but applies the
   1-business-day deadline only (never the 3-day one for services booked 10+ business days
   ahead) and counts business days as Monday–Friday, forgetting federal holidays;
-* it takes the convener to be whoever bills, and calls it a facility only when it bills on an
+* it holds a GFE timing failure against whoever took the booking deposit (the other party
+  when that is not the biller) and a bill above the estimate against the biller;
+* it calls the biller a facility only when it bills on an
   institutional claim (UB-04) or describes itself as a surgical center or hospital
   department — so an imaging or sleep center is "a provider" to it, though 45 CFR
   149.610(a)(2) makes it a facility;
@@ -248,6 +250,12 @@ class HeuristicAgent:
             (prv.get("statement") or {}).get("statement_date"))
         today = _date(dl.get("as_of"))
         window_open = not (stmt and today) or (today - stmt).days <= PPDR_DAYS
+        # the GFE's timing is the duty of whoever scheduled (took the booking deposit): when
+        # that merchant is not the biller, it is the other kind of party
+        merchant = (log.get("merchant") or {}).get("name") if isinstance(
+            log.get("merchant"), dict) else log.get("merchant")
+        if finding.startswith("gfe_") and merchant and biller and merchant != biller:
+            party = "provider" if party == "facility" else "facility"
         if finding == "no_violation":
             return {"finding": finding, "responsible_party": "none",
                     "resolution_type": "no_action", "amount_cents": 0}
