@@ -41,6 +41,7 @@ CHECK_IDS = [
     "no_excess_duplicates",
 ]
 OUTCOME_FIELDS = ("finding", "responsible_party", "resolution_type")
+FINDINGS = sorted({k.split(":")[0] for k, _ in G.KINDS})
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +98,7 @@ def test_task_definition() -> None:
     assert t.n_checks == 17 and [ch.id for ch in t.checks] == CHECK_IDS
     assert t.difficulty == "easy" and 20 <= t.api_call_budget <= 30
     assert 1 <= len(t.cooldowns) <= 2 and "fetch_payment_processor_log" in t.cooldowns
-    assert set(t.findings) == {k for k, _ in G.KINDS}
+    assert set(t.findings) == set(FINDINGS)
     assert {"oop_max_exceeded", "no_error"} <= set(t.findings)
     families = collections.Counter(ch.family for ch in t.checks)
     assert families == {"process": 11, "evidence": 1, "outcome": 3, "hygiene": 2}
@@ -185,7 +186,7 @@ def _seed_of(dev: dict, finding: str, **variant: Any) -> int:
                 and all(sc["variant"][k] == v for k, v in variant.items()))
 
 
-@pytest.mark.parametrize("finding", [k for k, _ in G.KINDS])
+@pytest.mark.parametrize("finding", FINDINGS)
 def test_each_check_can_pass_and_fail(finding: str, dev: dict, env: ClarusEnv) -> None:
     sc = dev[_seed_of(dev, finding)]
     plan = get_task(TASK).oracle(sc)
@@ -243,6 +244,32 @@ def test_accepted_alternatives_are_accepted(dev: dict, env: ClarusEnv) -> None:
     assert all(passed(play(env, sc, plan)).values())
     plan = _edit(get_task(TASK).oracle(sc), "write_diagnosis", finding="duplicate_posting")
     assert not passed(play(env, sc, plan))["responsible_party"]
+    # a charge line entered twice is, in revenue-cycle usage, also a "duplicate charge"
+    sc = dev[_seed_of(dev, "duplicate_posting")]
+    assert sc["expected"]["accepted_findings"] == ["duplicate_posting", "duplicate_charge"]
+    plan = _edit(get_task(TASK).oracle(sc), "write_diagnosis", finding="duplicate_charge")
+    assert all(passed(play(env, sc, plan)).values())
+
+
+def test_split_duplicate_credit_accepts_the_part_each_filing_covers(ref: Any,
+                                                                    env: ClarusEnv) -> None:
+    """Policy "apply" with an open balance smaller than the duplicate: the balance correction
+    for the applied part, or the refund of the rest, or either filing for the whole."""
+    sc = next(sc for sc in (compile_scenario(TASK, s, ref) for s in seeds("train"))
+              if len(sc["expected"]["accepted_resolutions"]) == 2)
+    exp = sc["expected"]
+    whole, alts = exp["amount_cents"], dict(a.split(":") for a in exp["amount_alternatives"])
+    ledger = next(a for a in sc["artifacts"] if a["type"] == "payment_ledger")["data"]
+    assert int(alts["balance_correction"]) == c(ledger["balance"]) > 0
+    assert int(alts["balance_correction"]) + int(alts["refund_request"]) == whole
+    plan = get_task(TASK).oracle(sc)
+    for res, cents, ok in (("balance_correction", int(alts["balance_correction"]), True),
+                           ("refund_request", int(alts["refund_request"]), True),
+                           ("refund_request", whole, True), ("balance_correction", whole, True),
+                           ("refund_request", int(alts["balance_correction"]), False)):
+        result = passed(play(env, sc, _edit(plan, "draft_resolution", resolution_type=res,
+                                            amount=dollars(cents))))
+        assert result["amount_exact"] is ok, (res, cents)
 
 
 # -- the answer in force at the first filing is graded -------------------------------------
@@ -288,7 +315,43 @@ def test_citing_everything_fails_precision(dev: dict, env: ClarusEnv) -> None:
         spam = _edit(plan, "write_diagnosis", cited_artifacts=everything)
         result = passed(play(env, sc, [*fetch_all, *spam[8:]]))
         assert not result["diagnosis_cites_two"], sc["case"]["case_id"]
-    # the heuristic's own citation spammer fails it everywhere
+    # the heuristic's own citation spammer fails it everywhere (below)
+
+
+def test_diagnosis_must_cite_the_records_that_decide_the_finding(dev: dict, held_out: dict,
+                                                                env: ClarusEnv) -> None:
+    """relevant_ids are finding-specific and the decisive record(s) must be cited: one fixed
+    citation (the EOB and the ledger, say) cannot pass in every branch."""
+    decisive_types = collections.defaultdict(set)
+    for sc in [*dev.values(), *held_out.values()]:
+        exp = sc["expected"]
+        by_id = {a["artifact_id"]: a["type"] for a in sc["artifacts"]}
+        assert set(exp["decisive_ids"]) <= set(exp["relevant_ids"])
+        fkey = exp["finding"] + (":" + sc["variant"]["error_side"]
+                                 if exp["finding"] == "coinsurance_on_billed" else "")
+        decisive_types[fkey].add(tuple(sorted(by_id[i] for i in exp["decisive_ids"])))
+    assert all(len(v) == 1 for v in decisive_types.values()), decisive_types
+    assert decisive_types["duplicate_charge"] == {("processor_log",)}
+    assert decisive_types["duplicate_posting"] == {("payment_ledger",)}
+    assert decisive_types["deductible_already_met"] == {("eob", "plan_document")}
+    assert decisive_types["copay_not_credited"] == {("payment_ledger", "processor_log")}
+    fixed_ok = 0
+    for seed in DEV[:75]:
+        sc = dev[seed]
+        exp = sc["expected"]
+        plan = get_task(TASK).oracle(sc)
+        fixed = _edit(plan, "write_diagnosis",
+                      cited_artifacts=[exp["eob_artifact"], exp["ledger_artifact"]])
+        fixed_ok += passed(play(env, sc, fixed))["diagnosis_cites_two"]
+        # the relevant records without a decisive one fail
+        rest = [i for i in exp["relevant_ids"] if i != exp["decisive_ids"][0]]
+        if len(rest) >= 2:
+            result = passed(play(env, sc, _edit(plan, "write_diagnosis", cited_artifacts=rest)))
+            assert not result["diagnosis_cites_two"], seed
+    assert fixed_ok / 75 <= 0.25, fixed_ok
+
+
+def test_heuristic_cite_all_fails_precision(dev: dict, env: ClarusEnv) -> None:
     for sc in list(dev.values())[:40]:
         grade = _grade_of(env, sc, HeuristicAgent(cite_all=True))
         assert not passed(grade)["diagnosis_cites_two"]
@@ -420,6 +483,11 @@ def test_visit_level_fits_the_diagnosis(dev: dict, held_out: dict) -> None:
             allowed = set(G.DX_EM_LEVELS[dx]) | {G.NEW_FOR_EST[c] for c in G.DX_EM_LEVELS[dx]}
             assert em in allowed, (sc["case"]["case_id"], dx, em)
             assert em not in ("99215", "99205")
+            # a -25 visit is for a problem the procedure does not treat
+            codes = [d["code"] for d in a["data"]["diagnoses"]]
+            if len(a["data"]["lines"]) > 1:
+                assert a["data"]["lines"][1]["diagnosis_pointers"] != ["A"]
+                assert not ({"M25.561", "M17.11"} <= set(codes))
         assert sc["variant"]["lines"][0]["hcpcs"] in G.DX_EM_LEVELS[
             next(a for a in sc["artifacts"] if a["type"] == "claim_record"
                  and not a["distractor"])["data"]["diagnoses"][0]["code"]]
@@ -459,10 +527,63 @@ def test_oop_cap_branches(dev: dict, held_out: dict) -> None:
         pr_eob = c(eob["data"]["totals"]["patient_responsibility"])
         if v["kind"] == "oop_max_exceeded":
             assert pr_eob > left and exp["overcharge_cents"] == pr_eob - left
-        else:
-            assert v["kind"] == "no_error" and pr_eob == left
+        else:  # the cap was applied right; any error is elsewhere (the practice's)
+            assert exp["responsible_party"] in ("none", "provider") and pr_eob == left
         n[v["kind"]] += 1
-    assert n["oop_max_exceeded"] and n["no_error"]
+    assert n["oop_max_exceeded"] and n["no_error"] and len(n) >= 4
+
+
+def test_no_record_field_marks_the_planted_error(train: list) -> None:
+    """The red team's fingerprints occur across findings: the EOB's OOP total at or just under
+    the maximum, cents in chargemaster prices, item 29 of the claim, the deductible state."""
+    by = collections.defaultdict(collections.Counter)
+    for sc in train:
+        kind = sc["expected"]["finding"]
+        arts = {a["type"]: a["data"] for a in sc["artifacts"] if not a["distractor"]}
+        acc = arts["eob"]["accumulators"]
+        gap = c(acc["out_of_pocket_max"]) - c(acc["oop_met_ytd"])
+        by["gap0"][kind] += gap == 0
+        by["gap_lt200"][kind] += 0 < gap <= 20_000
+        by["paid0"][kind] += c(arts["claim_record"]["patient_amount_paid"]) == 0
+        by["cents_price"][kind] += any(c(ln["billed"]) % 100 for ln in arts["eob"]["lines"])
+        by["ded_left"][kind] += c(arts["plan_document"]["member_accumulators"][
+            "deductible_remaining"]) > 0
+        by["n"][kind] += 1
+    n = by["n"]
+    # a stale OOP total near the cap, or exactly at it, is no label
+    assert sum(1 for k in n if by["gap_lt200"][k] and k != "oop_max_exceeded") >= 3
+    assert sum(1 for k in n if by["gap0"][k]) >= 4
+    share = by["gap_lt200"]["oop_max_exceeded"] / sum(by["gap_lt200"].values())
+    assert share < 0.5, share
+    # item 29 is blank as often where the copay was not credited as elsewhere
+    rate = {k: by["paid0"][k] / n[k] for k in n}
+    assert abs(rate["copay_not_credited"] - statistics.mean(rate.values())) < 0.25, rate
+    assert all(by["cents_price"][k] / n[k] > 0.9 for k in n)
+    # a remaining deductible rules out neither coinsurance on billed nor a deductible error
+    assert by["ded_left"]["coinsurance_on_billed"] and by["ded_left"]["deductible_already_met"]
+
+
+def test_noise_rows_share_the_errors_count_signatures(train: list) -> None:
+    """A third card capture, two extra ledger charge rows, a single adjustment row or two
+    statement payments also occur where they are not the error."""
+    sig = collections.defaultdict(collections.Counter)
+    for sc in train:
+        kind = sc["expected"]["finding"]
+        arts = {a["type"]: a["data"] for a in sc["artifacts"] if not a["distractor"]}
+        txns = arts["processor_log"]["transactions"]
+        ents = arts["payment_ledger"]["entries"]
+        n_lines = len(arts["eob"]["lines"])
+        sig["3_captures"][kind] += sum(t["type"] == "capture" for t in txns) >= 3
+        sig["charges+2"][kind] += sum(e["type"] == "charge" for e in ents) >= n_lines + 2
+        sig["1_adjustment"][kind] += sum(e["type"] == "adjustment" for e in ents) <= 1
+        sig["2_online"][kind] += sum(t["type"] == "sale" and t["status"] == "settled"
+                                     and t["description"].startswith("Online statement")
+                                     and t["timestamp"][:10] > arts["eob"]["date_of_service"]
+                                     for t in txns) >= 2
+    for name, owner in (("3_captures", "duplicate_charge"), ("charges+2", "duplicate_posting"),
+                        ("1_adjustment", "balance_billing"), ("2_online", "duplicate_charge")):
+        others = sum(v for k, v in sig[name].items() if k != owner)
+        assert others >= sig[name][owner] // 2 and others > 10, (name, dict(sig[name]))
 
 
 # -- determinism ---------------------------------------------------------------------------
@@ -520,7 +641,9 @@ def test_every_amount_is_the_fee_formula_and_the_plan(ref: Any, dev: dict) -> No
             for ln, meta in zip(e["lines"], metas, strict=True):
                 allowed = _fee(ref, ln["hcpcs"], mac, loc)
                 assert c(ln["allowed"]) == allowed, (seed, ln)
-                assert c(ln["billed"]) == -(-allowed * meta["markup_pct"] // 10_000) * 100
+                # one chargemaster per practice: the same markup on every code, to the cent
+                assert meta["markup_pct"] == v["markup_pct"]
+                assert c(ln["billed"]) == (allowed * meta["markup_pct"] + 50) // 100
                 cas = sum(c(adj["amount"]) for adj in ln["adjustments"])
                 assert c(ln["billed"]) - cas == c(ln["plan_paid"])  # ERA balancing rule
                 assert c(ln["plan_paid"]) + c(ln["patient_responsibility"]) == allowed
@@ -551,6 +674,10 @@ def test_every_amount_is_the_fee_formula_and_the_plan(ref: Any, dev: dict) -> No
         card = sum(c(t["amount"]) for t in txns if t["type"] in ("capture", "sale")
                    and t["status"] == "settled" and t["transaction_id"] not in undone
                    and t["timestamp"][:10] >= eob["date_of_service"])
+        # a self-pay item bought at the visit is charged and paid outside the claim
+        card -= sum(c(e["amount"]) for e in ledger["entries"] if e["type"] == "charge"
+                    and e["date"] >= eob["date_of_service"]
+                    and not e["reference"].startswith(eob["claim_id"]))
         over = card + c(ledger["balance"]) - pr_correct
         exp = sc["expected"]
         assert over == exp["overcharge_cents"], (seed, v["kind"])

@@ -8,9 +8,12 @@ closure — the advocate records that the bill stands and files nothing with any
 "draft written", "submitted", "deadline checked before submitting", "audit after the filing"
 and "closed after a filing" verify that closure instead of a refund or correction.
 
-evidence (1): the diagnosis the first filing rests on cites ≥ 2 fetched case records, and at
-least half of everything it cites is in ``relevant_ids`` (every record that supports the
-finding) — citing every id seen fails.
+evidence (1): the diagnosis the first filing rests on cites ≥ 2 fetched case records, cites
+every record in ``decisive_ids`` (the record(s) without which this scenario's finding cannot be
+seen: the processor log for a duplicate card capture, the ledger for a doubled posting, the
+plan and the EOB for an insurer's cost-sharing error, ...), and at least half of everything it
+cites is in ``relevant_ids`` (the records that show this finding) — so one fixed citation
+cannot pass in every branch, and citing every id seen fails.
 
 outcome (3), all graded on the answer in force at the first filing (later re-diagnoses or
 re-filings after feedback do not count): ``responsible_party`` — that diagnosis names the
@@ -19,7 +22,9 @@ expected party *and* an accepted finding (``accepted_findings``: the finding, pl
 ``resolution_type`` — the first filing's type is an accepted one (``accepted_resolutions``;
 ``no_action`` where nothing is wrong, so a refund or correction filed on a correct bill
 fails); ``amount_exact`` — the first filing's amount equals ``amount_cents`` to the cent (the
-overcharge; where nothing is wrong, the patient's correct share of the visit).
+overcharge; where nothing is wrong, the patient's correct share of the visit), or the first
+filing's (type, amount) is one of ``amount_alternatives`` (a duplicate payment the practice's
+policy splits between the open balance and a refund: the part each filing covers).
 
 hygiene (2): no compliance violation and no excess duplicate fetches — both only for an
 episode that reached a filing, so doing nothing never scores them.
@@ -66,6 +71,11 @@ CASE_CITED = ("(SELECT COUNT(DISTINCT c.artifact_id) FROM citations c JOIN artif
               "ON a.artifact_id=c.artifact_id WHERE c.kind='diagnosis' AND c.fetched=1 "
               f"AND a.distractor=0 AND c.step={DX_STEP_AT_FILING})")
 
+
+# every decisive record of the finding is cited (fetched) by the diagnosis in force at filing
+DECISIVE_CITED = (f"NOT EXISTS(SELECT 1 FROM json_each({exp('decisive_ids')}) j WHERE j.value "
+                  f"NOT IN (SELECT c.artifact_id FROM citations c WHERE c.kind='diagnosis' "
+                  f"AND c.fetched=1 AND c.step={DX_STEP_AT_FILING}))")
 
 CHECKS: list[Check] = [
     Check("authenticated_before_phi",
@@ -117,8 +127,10 @@ CHECKS: list[Check] = [
           f"'still open') END"),
     Check("diagnosis_cites_two",
           "the diagnosis the first filing rests on cites at least two fetched case records, "
-          "and at least half of what it cites supports the finding",
-          f"SELECT {CASE_CITED} >= 2 AND {precise('diagnosis', DX_STEP_AT_FILING)}, "
+          "including the record(s) that decide the finding, and at least half of what it "
+          "cites supports the finding",
+          f"SELECT {CASE_CITED} >= 2 AND {DECISIVE_CITED} AND "
+          f"{precise('diagnosis', DX_STEP_AT_FILING)}, "
           f"CASE WHEN {DX_STEP_AT_FILING} IS NULL THEN 'no diagnosis written' "
           f"ELSE {CASE_CITED} || ' fetched case record(s) cited; ' || "
           f"{precision_detail('diagnosis', DX_STEP_AT_FILING)} END",
@@ -141,7 +153,8 @@ CHECKS: list[Check] = [
           "the first filing's amount is the overcharge (or, where the bill is right, the "
           "patient's correct share) to the cent",
           f"SELECT COALESCE((SELECT s.amount_cents = CAST({exp('amount_cents')} AS INTEGER) "
-          f"FROM {FIRST_SUBMISSION} s), 0), "
+          f"OR (s.resolution_type || ':' || s.amount_cents) IN "
+          f"{exp_list('amount_alternatives')} FROM {FIRST_SUBMISSION} s), 0), "
           f"COALESCE((SELECT 'amount filed: ' || COALESCE(printf('%.2f', "
           f"s.amount_cents / 100.0), 'none') FROM {FIRST_SUBMISSION} s), 'nothing submitted')",
           family="outcome"),

@@ -46,29 +46,56 @@ import datetime as dt
 import random
 from typing import Any
 
+from ...splits import seeds, split_of
 from .. import common as C
 
+TASK = "deductive_liability"
+
+# finding (and, for coinsurance on billed, whose document erred) -> weight
 KINDS: tuple[tuple[str, int], ...] = (
-    ("copay_not_credited", 6), ("duplicate_charge", 8), ("duplicate_posting", 5),
-    ("coinsurance_on_billed", 12), ("deductible_already_met", 11), ("balance_billing", 6),
-    ("oop_max_exceeded", 10), ("no_error", 15),
+    ("copay_not_credited", 5), ("duplicate_charge", 6), ("duplicate_posting", 5),
+    ("coinsurance_on_billed:insurer", 6), ("coinsurance_on_billed:provider", 7),
+    ("deductible_already_met", 9), ("balance_billing", 6), ("oop_max_exceeded", 8),
+    ("no_error", 9),
 )
+_STRATA: dict[str, list[str]] = {}
+
+
+def _stratum(seed: int) -> str | None:
+    """On dev and test the findings follow ``KINDS`` exactly (largest-remainder quotas in a
+    fixed shuffled order), so a small split cannot drift from the intended shares; train
+    (and any seed outside the splits) draws them from the scenario's rng."""
+    split = split_of(seed, TASK)
+    if split not in ("dev", "test"):
+        return None
+    if split not in _STRATA:
+        r = seeds(split, TASK)
+        total = sum(w for _, w in KINDS)
+        quota = {k: len(r) * w // total for k, w in KINDS}
+        rest = sorted(KINDS, key=lambda kw: (-(len(r) * kw[1] % total), kw[0]))
+        for k, _ in rest[:len(r) - sum(quota.values())]:
+            quota[k] += 1
+        seq = [k for k, _ in KINDS for _ in range(quota[k])]
+        random.Random(f"{TASK}:{split}:strata").shuffle(seq)
+        _STRATA[split] = seq
+    return _STRATA[split][seed - seeds(split, TASK).start]
 MARKUPS = (150, 165, 175, 180, 200, 225, 250, 275, 300)  # chargemaster = % of allowed
 EM_NEW = ("99202", "99203", "99204", "99205")
 EM_EST = ("99212", "99213", "99214", "99215")
 # practice -> (specialty, copay benefit, procedures it performs, E/M diagnoses)
 PRIMARY_DX = ("I10", "E11.9", "J06.9", "M54.50", "E78.5", "K21.9", "J01.90", "R05.1")
 # established-visit levels a clinician would defend for the visit's diagnosis (CPT 2021+ MDM,
-# DOMAIN.md §9): a self-limited problem (cold, cough, seborrheic keratosis) is straightforward
-# or low (99212/99213); a stable chronic illness, an undiagnosed lump or an acute problem with
-# prescription management is low or moderate (99213/99214). No diagnosis here supports 99215.
+# DOMAIN.md §9): a self-limited problem (cold, cough, seborrheic keratosis, dermatitis) is
+# straightforward or low (99212/99213); one stable chronic illness is low (99213); acute low
+# back or knee pain with prescription management is low or moderate (99213/99214). No
+# diagnosis here supports 99215.
 DX_EM_LEVELS: dict[str, tuple[str, ...]] = {
-    "I10": ("99213", "99214"), "E11.9": ("99213", "99214"), "E78.5": ("99213", "99214"),
-    "K21.9": ("99213", "99214"), "M54.50": ("99213", "99214"),
+    "I10": ("99213",), "E11.9": ("99213",), "E78.5": ("99213",), "K21.9": ("99213",),
+    "M54.50": ("99213", "99214"),
     "J06.9": ("99212", "99213"), "J01.90": ("99212", "99213"), "R05.1": ("99212", "99213"),
-    "M25.561": ("99213", "99214"), "M17.11": ("99213", "99214"), "M17.12": ("99213", "99214"),
+    "M25.561": ("99213", "99214"), "M17.11": ("99213",), "M17.12": ("99213",),
     "L57.0": ("99212", "99213"), "L72.0": ("99212", "99213"), "L82.1": ("99212", "99213"),
-    "D48.5": ("99213", "99214"),
+    "L30.9": ("99212", "99213"),
 }
 NEW_FOR_EST = {"99212": "99202", "99213": "99203", "99214": "99204", "99215": "99205"}
 PRACTICE_INFO: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
@@ -80,7 +107,7 @@ PRACTICE_INFO: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
     "Northside Internal Medicine": ("internal medicine", "primary_care",
                                     ("20610", "69210", "17000"), PRIMARY_DX),
     "Summit Dermatology": ("dermatology", "specialist", ("11102", "17110", "17000", "10060"),
-                           ("L57.0", "L72.0", "L82.1", "D48.5")),
+                           ("L57.0", "L72.0", "L82.1", "L30.9")),
     "Harbor Pediatrics & Adult Care": ("family medicine", "primary_care",
                                        ("69210", "12001", "17110"), PRIMARY_DX),
     "Cedar Grove Clinic": ("family medicine", "primary_care", ("69210", "10060", "12001"),
@@ -101,7 +128,15 @@ PROC_DX: dict[str, tuple[tuple[str, ...], ...]] = {
     "12001": (("S01.81XA", "W19.XXXA"),),
     "17110": (("B07.0",),),
     "17000": (("L57.0",),),
-    "11102": (("D48.5",), ("L82.1",)),
+    "11102": (("D49.2",), ("L82.1",)),  # before pathology: unspecified behavior
+}
+# a self-pay item sold at check-in, by specialty: (item, low, high) in cents
+RETAIL = {
+    "family medicine": ("Form completion fee", 1500, 3501),
+    "internal medicine": ("Form completion fee", 1500, 3501),
+    "orthopedic surgery": ("Knee brace", 3895, 8996),
+    "sports medicine": ("Compression sleeve", 2450, 5496),
+    "dermatology": ("Sunscreen SPF 50", 1850, 4201),
 }
 CARD_BRANDS = ("visa", "mastercard", "amex", "discover")
 ALNUM = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
@@ -207,8 +242,8 @@ def _code_ref(ref: Any, code: str, loc: dict[str, Any]) -> dict[str, Any]:
 
 # -- arithmetic --------------------------------------------------------------------------
 def billed_cents(allowed: int, markup_pct: int) -> int:
-    """The practice's chargemaster price: allowed × markup, rounded up to whole dollars."""
-    return -(-allowed * markup_pct // 10_000) * 100
+    """The practice's chargemaster price: allowed × markup, to the cent (half up)."""
+    return (allowed * markup_pct + 50) // 100
 
 
 def price_lines(lines: list[dict[str, Any]], plan: dict[str, Any], *, visit_copay: int,
@@ -279,10 +314,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     """One scenario (case, artifacts, references, counters, expected, variant)."""
     cache = _cache(ref)
     D = C.dollars
-    kind = _weighted(rng, KINDS)
-    coins_side = None
-    if kind == "coinsurance_on_billed":
-        coins_side = "insurer" if rng.random() < 0.6 else "provider"
+    # the provider statement is the commoner place for coinsurance taken on the billed charge
+    kind, _, coins_side = (_stratum(seed) or _weighted(rng, KINDS)).partition(":")
     side = coins_side or ERROR_SIDE[kind]
     paid = False  # did the patient pay the (wrong) statement already?
     # the rates balance the filings within paid and unpaid cases, so that knowing whether the
@@ -298,12 +331,32 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         paid = duplicate_of == "statement_payment" or rng.random() < 0.25
     # the out-of-pocket maximum caps this claim's cost sharing: the insurer ignored the cap
     # (the error), or applied it correctly (a bill lower than the plan's copay/coinsurance
-    # terms alone would give — and nothing is wrong)
-    oop_bind = kind == "oop_max_exceeded" or (kind == "no_error" and rng.random() < 0.3)
+    # terms alone would give) — where nothing is wrong or where the error is the practice's
+    cap_ok_kinds = ("no_error", "copay_not_credited", "duplicate_charge", "duplicate_posting",
+                    "balance_billing")
+    oop_bind = kind == "oop_max_exceeded" or (
+        kind in cap_ok_kinds and rng.random() < (0.3 if kind == "no_error" else 0.2))
+    # the member close to (but not at) the cap, in any branch: nearness says nothing
+    near_cap = not oop_bind and rng.random() < 0.3
     policy = "apply" if rng.random() < 0.5 else "refund"  # what the practice does with credits
+
+    loc = C.pick_locality(rng, ref)
+    practice = rng.choice(sorted(PRACTICE_INFO))
+    specialty, benefit, procs, em_dx = PRACTICE_INFO[practice]
+
+    # established visit (the patient was seen here weeks ago) at a level the diagnosis
+    # supports; the visit must be worth more than its copay, or collecting the copay would
+    # itself overcharge the patient
+    def em_levels(dx: str, copay: int) -> list[str]:
+        return [c for c in DX_EM_LEVELS[dx] if fee(ref, c, loc) > copay + 1000]
+
+    def plan_copay(p: dict[str, Any]) -> int:
+        return p["copay_primary_care" if benefit == "primary_care" else "copay_specialist"]
 
     # plan: self-only template satisfying the kind's preconditions
     def plan_ok(p: dict[str, Any]) -> bool:
+        if not any(em_levels(d, plan_copay(p)) for d in em_dx):
+            return False
         has_copay = p["copay_primary_care"] > 0
         if kind == "copay_not_credited" or duplicate_of == "checkin_copay":
             return has_copay
@@ -313,77 +366,92 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     plan = rng.choice([p for p in cache["plans"] if plan_ok(p)])
     has_copay = plan["copay_primary_care"] > 0
-    loc = C.pick_locality(rng, ref)
-    practice = rng.choice(sorted(PRACTICE_INFO))
-    specialty, benefit, procs, em_dx = PRACTICE_INFO[practice]
-    visit_copay = plan["copay_primary_care" if benefit == "primary_care" else "copay_specialist"]
+    visit_copay = plan_copay(plan)
 
     # does the claim need a procedure line (deductible / coinsurance on a non-copay line)?
     need_proc = (
         (kind in ("coinsurance_on_billed", "deductible_already_met") and has_copay)
         or (duplicate_of is not None and has_copay) or (oop_bind and has_copay)
     )
-    with_proc = need_proc or rng.random() < 0.8
-    # established visit (the patient was seen here weeks ago) at a level the diagnosis
-    # supports; the visit must be worth more than its copay, or collecting the copay would
-    # itself overcharge the patient
-    def em_levels(dx: str) -> list[str]:
-        return [c for c in DX_EM_LEVELS[dx] if fee(ref, c, loc) > visit_copay + 1000]
+    # a copay plan's visit always carries a procedure line (deductible and coinsurance then
+    # apply in every branch, not only where an error needs them)
+    with_proc = need_proc or has_copay or rng.random() < 0.8
+    visit_dx = rng.choice([d for d in em_dx if em_levels(d, visit_copay)])
+    em = rng.choice(em_levels(visit_dx, visit_copay))
 
-    visit_dx = rng.choice([d for d in em_dx if em_levels(d)])
-    em = rng.choice(em_levels(visit_dx))
-    proc = rng.choice(procs) if with_proc else None
+    # a procedure for a separately identifiable problem (the -25 visit must not be for the
+    # problem the procedure treats, nor for knee pain next to that knee's arthritis)
+    def compatible(opts: tuple[tuple[str, ...], ...]) -> list[tuple[str, ...]]:
+        return [o for o in opts if visit_dx not in o
+                and not (visit_dx == "M25.561" and "M17.11" in o)]
 
-    # deductible state before this claim
-    deductible = plan["deductible"]
-    if kind in ("coinsurance_on_billed", "deductible_already_met") or deductible == 0 \
-            or oop_bind:
-        ded_state = "met"
-    else:
-        ded_state = rng.choice(("met", "partial", "not_met"))
-    remaining = {"met": 0, "partial": rng.randrange(10, 120) * 100,
-                 "not_met": min(deductible, rng.randrange(400, 1500) * 100)}[ded_state]
-    remaining = min(remaining, deductible)
+    proc = None
+    proc_dx: tuple[str, ...] = ()
+    if with_proc:
+        proc = rng.choice([p for p in procs if compatible(PROC_DX[p])])
+        proc_dx = rng.choice(compatible(PROC_DX[proc]))
 
-    markups = MARKUPS
-    if kind == "coinsurance_on_billed":  # coinsurance on billed must stay below allowed
-        markups = tuple(m for m in MARKUPS if plan["coinsurance_pct"] * m <= 9_500)
+    # one chargemaster per practice: a single markup over the contracted rates, prices to the
+    # cent (a coinsurance taken on the billed charge always stays below the allowed amount)
+    markup = rng.choice(tuple(m for m in MARKUPS if plan["coinsurance_pct"] * m <= 8_500))
     lines: list[dict[str, Any]] = []
     dx_codes = [visit_dx]
-    proc_dx: tuple[str, ...] = ()
-    if proc:
-        proc_dx = rng.choice(PROC_DX[proc])
-        for d in proc_dx:
-            if d not in dx_codes:
-                dx_codes.append(d)
+    for d in proc_dx:
+        if d not in dx_codes:
+            dx_codes.append(d)
     for hcpcs, ben in ((em, "office_visit"), (proc, "office_procedure")):
         if hcpcs is None:
             continue
         allowed = fee(ref, hcpcs, loc)
-        markup = rng.choice(markups)
         mods = ["25"] if (ben == "office_visit" and proc) else []
         pointers = ["A"] if ben == "office_visit" else [
             "ABCDEFGHIJKL"[dx_codes.index(d)] for d in proc_dx]
         lines.append({"line": len(lines) + 1, "hcpcs": hcpcs, "modifiers": mods,
                       "benefit": ben, "allowed": allowed, "markup_pct": markup,
                       "billed": billed_cents(allowed, markup), "pointers": pointers})
+    coins_lines = [ln for ln in lines if not (ln["benefit"] == "office_visit" and visit_copay)]
+
+    # deductible state before this claim (to the cent: accumulators add up allowed amounts)
+    deductible = plan["deductible"]
+    # a member at or near the out-of-pocket maximum has met the deductible (coinsurance, which
+    # fills the rest of the maximum, only starts once it is met)
+    if deductible == 0 or kind == "oop_max_exceeded" or oop_bind or near_cap:
+        ded_state = "met"
+    elif kind == "deductible_already_met":  # met, or partly met and the EOB applied more
+        ded_state = "met" if rng.random() < 0.1 else "partial"
+    elif kind == "coinsurance_on_billed":
+        ded_state = "met" if rng.random() < 0.3 else "partial"
+    else:
+        ded_state = _weighted(rng, (("met", 3), ("partial", 9), ("not_met", 8)))
+    remaining = {"met": 0, "partial": rng.randrange(1000, 12_001),
+                 "not_met": rng.randrange(40_000, 150_001)}[ded_state]
+    remaining = min(remaining, deductible)
+    if ded_state == "partial" and kind == "deductible_already_met":
+        # the EOB must be able to apply more deductible than the plan shows left
+        remaining = min(remaining, coins_lines[0]["allowed"] // 2)
+    if ded_state == "partial" and kind == "coinsurance_on_billed":
+        # coinsurance must still apply to the first line after the deductible
+        remaining = min(remaining, coins_lines[0]["allowed"] // 4)
 
     # accumulators: the older claim in this plan year, then other claims, then this one
     insurer = rng.choice(C.INSURERS)
     oop_max = plan["oop_max"]
     prior_ded = deductible - remaining
-    older_dx = rng.choice([d for d in em_dx if em_levels(d)])
-    older_em = rng.choice(em_levels(older_dx))
+    older_dx = rng.choice([d for d in em_dx if em_levels(d, visit_copay)])
+    older_em = rng.choice(em_levels(older_dx, visit_copay))
     if rng.random() < 0.5:  # the first visit to this practice: a new-patient code
         older_em = NEW_FOR_EST[older_em]
     older_allowed = fee(ref, older_em, loc)
     older_line = {"line": 1, "hcpcs": older_em, "modifiers": [], "benefit": "office_visit",
-                  "allowed": older_allowed, "markup_pct": rng.choice(MARKUPS), "pointers": ["A"]}
-    older_line["billed"] = billed_cents(older_allowed, older_line["markup_pct"])
-    older_rest = older_allowed if visit_copay == 0 else 0
-    older_ded_before = rng.randrange(0, max(1, (prior_ded - older_rest) // 100 + 1)) * 100 \
+                  "allowed": older_allowed, "markup_pct": markup, "pointers": ["A"]}
+    older_line["billed"] = billed_cents(older_allowed, markup)
+    # what the older visit itself added to the deductible (its allowed amount, or a copay
+    # that counts toward it), so that the accumulator before this claim is what was drawn
+    older_rest = older_allowed if visit_copay == 0 else (
+        visit_copay if plan["copays_count_toward_deductible"] else 0)
+    older_ded_before = rng.randrange(0, prior_ded - older_rest + 1) \
         if prior_ded > older_rest else 0
-    older_oop_before = older_ded_before + rng.randrange(0, 300) * 100
+    older_oop_before = older_ded_before + rng.randrange(0, 30_000)
     older_cs = price_lines([older_line], plan, visit_copay=visit_copay,
                            ded_left=deductible - older_ded_before,
                            oop_left=oop_max - older_oop_before)[0]
@@ -393,48 +461,36 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     older_oop_after = older_oop_before + older_cs["patient"]
     prior_ded = max(prior_ded, older_ded_after)
     remaining = deductible - prior_ded
-    prior_oop = older_oop_after + (prior_ded - older_ded_after) + rng.randrange(0, 200) * 100
-    oop_left = oop_max - prior_oop
-    checkin = visit_copay if (has_copay and visit_copay > 0) else 0
+    prior_oop = older_oop_after + (prior_ded - older_ded_after) + rng.randrange(0, 20_000)
+    # the copay is collected at check-in when the patient can pay, else billed on the
+    # statement (any branch; the two errors about a check-in payment need one)
+    checkin = visit_copay if (has_copay and visit_copay > 0 and (
+        kind == "copay_not_credited" or duplicate_of == "checkin_copay"
+        or rng.random() < 0.7)) else 0
     uncapped = price_lines(lines, plan, visit_copay=visit_copay, ded_left=remaining,
                            oop_left=10 ** 12)
-    if oop_bind:
-        # other claims this year brought the member close to the OOP maximum: what is left
-        # is less than this claim's share, but more than the copay collected at check-in
-        pr_unc = sum(cs["patient"] for cs in uncapped)
-        lo = max(checkin + 100, pr_unc * 15 // 100)
-        hi = max(lo + 1, pr_unc * 85 // 100)
-        oop_left = rng.randrange(lo, hi)
-        assert oop_left < pr_unc, (pr_unc, oop_left)
-        prior_oop = oop_max - oop_left
-        assert prior_oop >= older_oop_after + (prior_ded - older_ded_after)
+    pr_unc = sum(cs["patient"] for cs in uncapped)
 
-    correct = price_lines(lines, plan, visit_copay=visit_copay, ded_left=remaining,
-                          oop_left=oop_left)
-
-    # what the insurer's EOB shows
+    # what the insurer's EOB shows when the insurer erred (never near its own cap)
     stale_remaining = None
-    stale_oop = None  # the insurer's own (stale) OOP accumulator when it ignored the cap
-    eob_shares = [dict(cs) for cs in correct]
-    if kind == "oop_max_exceeded":
-        eob_shares = [dict(cs) for cs in uncapped]
-        over_cap = sum(cs["patient"] for cs in uncapped) - oop_left
-        stale_oop = max(0, prior_oop - over_cap - rng.randrange(0, 200) * 100)
-    if side == "insurer" and kind == "deductible_already_met":
+    eob_err: list[dict[str, int]] | None = None
+    if kind == "deductible_already_met":
         # the insurer's stale accumulator: some deductible "left" before this claim
-        first_rest = next(ln["allowed"] for ln in lines
-                          if not (ln["benefit"] == "office_visit" and visit_copay > 0))
+        first_rest = coins_lines[0]["allowed"]
         counted = visit_copay if (visit_copay and plan["copays_count_toward_deductible"]) \
             else 0
-        if rng.random() < 0.5:
-            stale_remaining = counted + rng.randrange(10, max(11, first_rest // 100)) * 100
+        if rng.random() < 0.55:
+            stale_remaining = remaining + counted + rng.randrange(
+                1000, max(1001, first_rest - remaining))
         else:
-            stale_remaining = counted + rng.randrange(300, 1500) * 100
+            stale_remaining = remaining + counted + rng.randrange(30_000, 150_000)
         stale_remaining = min(stale_remaining, deductible)
-        eob_shares = price_lines(lines, plan, visit_copay=visit_copay, ded_left=stale_remaining,
-                                 oop_left=oop_left)
+        assert stale_remaining > remaining + counted
+        eob_err = price_lines(lines, plan, visit_copay=visit_copay, ded_left=stale_remaining,
+                              oop_left=10 ** 12)
     elif side == "insurer" and kind == "coinsurance_on_billed":
-        for ln, cs in zip(lines, eob_shares, strict=True):
+        eob_err = [dict(cs) for cs in uncapped]
+        for ln, cs in zip(lines, eob_err, strict=True):
             if cs["coinsurance"] > 0:
                 wrong = C.pct_of(ln["billed"] - cs["deductible"] - cs["copay"],
                                  plan["coinsurance_pct"])
@@ -442,8 +498,48 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                 cs["coinsurance"] = wrong
                 cs["plan_paid"] = ln["allowed"] - cs["patient"]
                 assert cs["plan_paid"] >= 0
+    top = max(pr_unc, sum(cs["patient"] for cs in eob_err) if eob_err else 0)
+    oop_left = oop_max - prior_oop
+    if oop_bind:
+        # other claims this year brought the member close to the OOP maximum: what is left
+        # is less than this claim's share, but more than the copay collected at check-in
+        # and than the copays and deductible of the claim (the cap cuts coinsurance)
+        fixed = sum(cs["copay"] + cs["deductible"] for cs in uncapped)
+        lo = max(checkin + 100, pr_unc * 15 // 100, fixed + 100)
+        hi = max(lo + 1, pr_unc * 85 // 100)
+        oop_left = rng.randrange(lo, hi)
+        assert oop_left < pr_unc, (pr_unc, oop_left)
+    elif near_cap or oop_left <= top:
+        oop_left = top + rng.randrange(100, rng.choice((20_001, 60_001)))
+    prior_oop = oop_max - oop_left
+    assert prior_oop >= older_oop_after + (prior_ded - older_ded_after), (prior_oop, oop_max)
+
+    correct = price_lines(lines, plan, visit_copay=visit_copay, ded_left=remaining,
+                          oop_left=oop_left)
+    if kind == "oop_max_exceeded":
+        eob_shares = [dict(cs) for cs in uncapped]
+    elif eob_err is not None:
+        eob_shares = eob_err
+    else:
+        eob_shares = [dict(cs) for cs in correct]
     if not oop_bind:
         assert sum(cs["patient"] for cs in eob_shares) < oop_left, "OOP cap must not bite"
+    # the insurer's own out-of-pocket total printed on the EOB after this claim: where it
+    # ignored the cap its (stale) total stops at or below the maximum; elsewhere it may lag
+    # the plan of record (claims from other providers post later) without changing anything
+    pr_eob_total = sum(cs["patient"] for cs in eob_shares)
+    if kind == "oop_max_exceeded":
+        room = oop_max - pr_eob_total - older_oop_after
+        assert room >= 0, room
+        gap = 0 if rng.random() < 0.2 else rng.randrange(0, min(120_000, room) + 1)
+        eob_oop_after = oop_max - gap
+    elif oop_bind:
+        eob_oop_after = oop_max
+    else:
+        lag = 0 if rng.random() < 0.5 else rng.randrange(
+            0, max(1, min(60_000, prior_oop - older_oop_after)))
+        eob_oop_after = prior_oop - lag + pr_eob_total
+    other_claims = rng.randrange(2, 10)
 
     # what the provider's statement asks of the patient (itemized patient share)
     stmt_shares = [dict(cs) for cs in eob_shares]
@@ -464,10 +560,27 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     co45 = total_billed - total_allowed
     copay_credited = kind != "copay_not_credited"
     dup_line = rng.choice(lines) if kind == "duplicate_posting" else None
+    # CO-45 posted per line or as one row (any branch); a balance-billing practice wrote off
+    # nothing, or (two lines posted per line) only one line's difference
+    per_line_adj = len(lines) > 1 and rng.random() < 0.5
+    adj_rows: list[tuple[dict[str, Any] | None, int]]
+    if kind == "balance_billing":
+        if per_line_adj and rng.random() < 0.5:
+            keep = rng.choice(lines)
+            adj_rows = [(keep, keep["billed"] - keep["allowed"])]
+        else:
+            adj_rows = []
+    elif side == "provider" and kind == "coinsurance_on_billed":
+        adj_rows = [(None, total_billed - plan_paid - pr_stmt)]
+    elif per_line_adj:
+        adj_rows = [(ln, ln["billed"] - ln["allowed"]) for ln in lines]
+    else:
+        adj_rows = [(None, co45)]
+    adj_posted = sum(a for _, a in adj_rows)
 
     # the provider's statement balance (before any statement payment)
     if kind == "balance_billing":
-        stmt_balance = total_billed - plan_paid - checkin
+        stmt_balance = total_billed - plan_paid - adj_posted - checkin
     else:
         stmt_balance = pr_stmt - (checkin if copay_credited else 0)
         if dup_line is not None:
@@ -494,6 +607,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     open_balance = 0 if paid else stmt_balance
     accepted_resolutions: list[str]
+    # amounts an expert may file besides the overcharge: "resolution:cents"
+    amount_alternatives: list[str] = []
     if side == "insurer":
         party, resolution = "insurer", "claim_reprocessing"
     elif side == "none":
@@ -510,14 +625,21 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         party, resolution = "provider", ("refund_request" if paid else "balance_correction")
     accepted_resolutions = [resolution]
     if kind == "duplicate_charge" and policy == "apply" and 0 < open_balance < overcharge:
-        # part of the credit clears the balance, the rest is refunded: either filing is right
+        # part of the credit clears the balance, the rest is refunded: either filing is
+        # right, for the whole duplicate or for the part that filing covers
         accepted_resolutions = ["refund_request", "balance_correction"]
+        amount_alternatives = [f"balance_correction:{open_balance}",
+                               f"refund_request:{overcharge - open_balance}"]
     # the finding a domain expert would sign; a provider statement that computes coinsurance
     # on the billed charge bills the patient above the EOB's responsibility, which is also
-    # fairly called balance billing
+    # fairly called balance billing; a charge line entered twice is, in revenue-cycle usage,
+    # also a "duplicate charge"
     accepted_findings = [kind]
     if kind == "coinsurance_on_billed" and side == "provider":
         accepted_findings.append("balance_billing")
+    if kind == "duplicate_posting":
+        accepted_findings.append("duplicate_charge")
+
 
     # -- dates --------------------------------------------------------------------------
     dos = _weekday(dt.date(2026, 8, 24) + dt.timedelta(days=rng.randrange(45)))
@@ -590,8 +712,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                    "plan_paid": D(plan_paid), "patient_responsibility": D(pr_eob)},
         "accumulators": {"deductible": D(deductible), "deductible_met_ytd": D(ded_after_eob),
                          "out_of_pocket_max": D(oop_max),
-                         "oop_met_ytd": D((prior_oop if stale_oop is None else stale_oop)
-                                          + pr_eob),
+                         "oop_met_ytd": D(eob_oop_after),
                          "as_of": C.iso(processed)},
         "payment": {"method": "EFT", "trace_number": _digits(rng, 10),
                     "amount": D(plan_paid), "paid_to": practice},
@@ -634,8 +755,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             "patient_amount_paid": D(paid_at_visit),
         }
 
+    # item 29 (amount paid) as the practice's system filled it: many leave it blank; it is
+    # drawn independently of what went wrong
     claim = claim_record(claim_id, lines, dx_codes, dos, submitted,
-                         checkin if copay_credited else 0)
+                         checkin if rng.random() < 0.5 else 0)
     older_claim = claim_record(older_claim_id, [older_line], [older_dx], older_dos,
                                older_dos + dt.timedelta(days=2), older_cs["copay"])
 
@@ -684,7 +807,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             txn("capture", checkin, dt.datetime.fromisoformat(a2["timestamp"][:-1])
                 + dt.timedelta(seconds=rng.randrange(2, 20)), "Copay at check-in",
                 auth=a2["auth_code"])
-    stmt_txn = None
+    # a self-pay item bought at the same check-in (any branch): a second card capture that
+    # day and a charge with its payment on the ledger, outside the claim
+    retail = None
+    if rng.random() < 0.35:
+        item, lo_c, hi_c = RETAIL[specialty]
+        amt = rng.randrange(lo_c, hi_c)
+        while amt in (checkin, older_cs["copay"]):
+            amt += 5
+        retail = (item, card_present(amt, dos, f"{item} at check-in"),
+                  f"RTL-{_digits(rng, 6)}")
+    stmt_txns: list[dict[str, Any]] = []
     if paid:
         when = _ts(pay_date, rng)
         if rng.random() < 0.3:  # a first attempt voided and re-run: not an error
@@ -693,7 +826,16 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             txn("void", stmt_balance, when - dt.timedelta(minutes=1),
                 "Void of duplicate submission", status="approved",
                 original=v["transaction_id"])
-        stmt_txn = txn("sale", stmt_balance, when, f"Online statement payment {claim_id}")
+        if duplicate_of is None and stmt_balance >= 4000 and rng.random() < 0.3:
+            # paid in two parts, days apart: two payments of different amounts, not an error
+            part = rng.randrange(stmt_balance // 4, stmt_balance * 3 // 5)
+            stmt_txns.append(txn("sale", part, when - dt.timedelta(days=rng.randrange(2, 7)),
+                                 f"Online statement payment {claim_id}"))
+            stmt_txns.append(txn("sale", stmt_balance - part, when,
+                                 f"Online statement payment {claim_id}"))
+        else:
+            stmt_txns.append(txn("sale", stmt_balance, when,
+                                 f"Online statement payment {claim_id}"))
         if duplicate_of == "statement_payment":
             txn("sale", stmt_balance,
                 when + dt.timedelta(seconds=rng.randrange(8, 90)),
@@ -715,8 +857,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                         "amount": D(amount), "reference": reference})
 
     def post_claim(cid: str, lns: list[dict[str, Any]], shares: list[dict[str, int]],
-                   date: dt.date, era: dt.date, adj: int, copay_txn: dict[str, Any] | None,
-                   dup: dict[str, Any] | None) -> None:
+                   date: dt.date, era: dt.date, adjs: list[tuple[dict[str, Any] | None, int]],
+                   copay_txn: dict[str, Any] | None, dup: dict[str, Any] | None) -> None:
         for ln in lns:
             post(date, "charge", f"{ln['hcpcs']} {_desc(ref, ln['hcpcs'])}", ln["billed"],
                  f"{cid} line {ln['line']}")
@@ -726,30 +868,43 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         if copay_txn is not None:
             post(date, "patient_payment", "Copay collected at check-in",
                  _c(copay_txn["amount"]), copay_txn["transaction_id"])
+        if reposted is not None and cid == claim_id:
+            # a charge entered twice at posting and reversed by the biller: not an error
+            post(date, "charge", f"{reposted['hcpcs']} {_desc(ref, reposted['hcpcs'])}",
+                 reposted["billed"], f"{cid} line {reposted['line']}")
+            post(date + dt.timedelta(days=rng.randrange(1, 4)), "adjustment",
+                 "Charge reversal - entered twice", reposted["billed"],
+                 f"{cid} line {reposted['line']}")
         post(era, "insurance_payment", f"{insurer} ERA payment",
              sum(cs["plan_paid"] for cs in shares), cid)
-        if adj:
-            post(era, "adjustment", "Contractual adjustment (CO-45)", adj, cid)
+        for ln, adj in adjs:
+            if adj:
+                post(era, "adjustment", "Contractual adjustment (CO-45)", adj,
+                     cid if ln is None else f"{cid} line {ln['line']}")
 
-    older_copay_txn = first if older_cs["copay"] else None
-    post_claim(older_claim_id, [older_line], [older_cs], older_dos,
-               older_processed + dt.timedelta(days=2), older_line["billed"] - older_allowed,
-               older_copay_txn, None)
-    if not older_cs["copay"]:
-        post(older_paid_date, "patient_payment", "Patient payment - online portal",
-             older_cs["patient"], first["transaction_id"])
-    if kind == "balance_billing":
-        adj_posted = 0
-    elif side == "provider" and kind == "coinsurance_on_billed":
-        adj_posted = total_billed - plan_paid - pr_stmt
-    else:
-        adj_posted = co45
-    post_claim(claim_id, lines, eob_shares, dos, era_posted, adj_posted,
+    # the ledger export covers the plan year, or (any branch) only recent activity
+    older_on_ledger = rng.random() < 0.7
+    reposted = rng.choice(lines) if (kind != "duplicate_posting" and rng.random() < 0.25) \
+        else None
+    if older_on_ledger:
+        older_copay_txn = first if older_cs["copay"] else None
+        post_claim(older_claim_id, [older_line], [older_cs], older_dos,
+                   older_processed + dt.timedelta(days=2),
+                   [(None, older_line["billed"] - older_allowed)], older_copay_txn, None)
+        if not older_cs["copay"]:
+            post(older_paid_date, "patient_payment", "Patient payment - online portal",
+                 older_cs["patient"], first["transaction_id"])
+    post_claim(claim_id, lines, eob_shares, dos, era_posted, adj_rows,
                checkin_txn if copay_credited else None, dup_line)
-    if paid:
-        assert stmt_txn is not None
-        post(pay_date, "patient_payment", "Patient payment - online portal", stmt_balance,
-             stmt_txn["transaction_id"])
+    if retail is not None:
+        item, rtx, rref = retail
+        post(dos, "charge", f"{item} (self-pay, not billed to insurance)", _c(rtx["amount"]),
+             rref)
+        post(dos, "patient_payment", f"{item} paid at check-in", _c(rtx["amount"]),
+             rtx["transaction_id"])
+    for t in stmt_txns:
+        post(dt.date.fromisoformat(t["timestamp"][:10]), "patient_payment",
+             "Patient payment - online portal", _c(t["amount"]), t["transaction_id"])
     entries.sort(key=lambda e: e["date"])  # stable: same-day entries keep posting order
     bal = 0
     for e in entries:
@@ -772,8 +927,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                         "patient_share": D(ln["billed"] - cs["plan_paid"]
                                            if kind == "balance_billing" else cs["patient"])}
                        for ln, cs in zip(lines, stmt_shares, strict=True)]
-    stmt_adjust = adj_posted
-    dup_charge = dup_line["billed"] if dup_line is not None else 0
+    rev = reposted["billed"] if reposted is not None else 0
+    stmt_adjust = adj_posted + rev
+    dup_charge = (dup_line["billed"] if dup_line is not None else 0) + rev
     statement = {
         "statement_date": C.iso(stmt_date),
         "due_date": C.iso(stmt_date + dt.timedelta(days=30)),
@@ -787,8 +943,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         statement["patient_share_lines"] = share_items
     statement["note"] = "Amount due after insurance."
     notes = [f"Claim {claim_id} submitted {C.iso(submitted)}; ERA posted {C.iso(era_posted)}."]
-    if checkin:
-        notes.append("Front desk collects the plan copay at check-in.")
+    if has_copay:
+        notes.append("Front desk collects the plan copay at check-in when the patient can "
+                     "pay; otherwise it is billed on the statement.")
     if paid:
         notes.append(f"Statement paid in full online on {C.iso(pay_date)}.")
     provider_record = {
@@ -826,8 +983,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "member_id": member_id, "plan_year": "2026", "as_of": C.iso(dos - dt.timedelta(days=1)),
         "deductible_met_ytd": D(prior_ded), "deductible_remaining": D(deductible - prior_ded),
         "oop_met_ytd": D(prior_oop), "oop_remaining": D(oop_max - prior_oop),
+        "claims_counted_ytd": other_claims + 1,
         "note": "Plan-of-record accumulators before the claim for "
-                f"{C.iso(dos)} was processed.",
+                f"{C.iso(dos)} was processed: they count every claim processed this plan "
+                f"year ({other_claims + 1}, including other providers and pharmacy), which "
+                "may post to the insurer's own EOB totals later.",
     }
 
     def art(key: str, typ: str, party: str, k: str, data: dict[str, Any],
@@ -856,8 +1016,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                            f"{practice} patient financial policy")
     appeal_dl = C.deadline("internal_appeal", processed, 180, today,
                            "180 days from the adverse benefit determination (EOB processed "
-                           "date used as the date of receipt)", "29 CFR 2560.503-1; "
-                           "45 CFR 147.136")
+                           "date used as the date of receipt)", "45 CFR 147.136(b)(3) "
+                           "(incorporating 29 CFR 2560.503-1)")
     references = [_code_ref(ref, ln["hcpcs"], loc) for ln in lines]
     references += [C.regulation("cost_sharing"), C.regulation("appeal_rights"), appeal_dl,
                    refund_dl]
@@ -870,16 +1030,20 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             "emotional_state": rng.choice(("frustrated", "distressed")),
             "today": C.iso(today), "claim_id": claim_id, "plan_id": plan_key}
 
-    # every case record that supports the finding (the ones a reviewer would open to confirm
-    # it); citation precision is graded against this list
-    evidence = {"copay_not_credited": ["eob", "ledger", "plog", "provider"],
-                "duplicate_charge": ["plog", "ledger", "provider", "eob"],
-                "duplicate_posting": ["ledger", "eob", "provider", "claim"],
-                "coinsurance_on_billed": ["eob", "plan", "provider"],
-                "deductible_already_met": ["eob", "plan", "ledger"],
-                "balance_billing": ["eob", "provider", "ledger", "plan"],
-                "oop_max_exceeded": ["eob", "plan", "provider"],
-                "no_error": ["eob", "plan", "ledger", "provider"]}[kind]
+    # the records that show this finding (the ones a reviewer opens to confirm it): citation
+    # precision is graded against ``relevant_ids``, and the diagnosis must cite every record
+    # in ``decisive_ids`` (without which the finding cannot be seen)
+    fkey = f"{kind}:{side}" if kind == "coinsurance_on_billed" else kind
+    evidence, decisive = {
+        "copay_not_credited": (["plog", "ledger", "provider"], ["plog", "ledger"]),
+        "duplicate_charge": (["plog", "ledger", "provider"], ["plog"]),
+        "duplicate_posting": (["ledger", "provider", "claim"], ["ledger"]),
+        "coinsurance_on_billed:insurer": (["eob", "plan"], ["eob", "plan"]),
+        "coinsurance_on_billed:provider": (["provider", "eob", "plan"], ["provider", "eob"]),
+        "deductible_already_met": (["eob", "plan"], ["eob", "plan"]),
+        "balance_billing": (["ledger", "eob", "provider"], ["ledger", "eob"]),
+        "oop_max_exceeded": (["eob", "plan"], ["eob", "plan"]),
+        "no_error": (["eob", "plan", "ledger", "provider"], ["eob", "plan"])}[fkey]
     # the amount at issue: the overcharge to the cent; where nothing is wrong, the share of
     # the visit the patient rightly owes (what the advocate confirms to the patient)
     amount = pr_correct if kind == "no_error" else overcharge
@@ -887,6 +1051,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "finding": kind, "responsible_party": party, "resolution_type": resolution,
         "amount_cents": amount, "overcharge_cents": overcharge,
         "relevant_ids": [ids[k] for k in evidence],
+        "decisive_ids": [ids[k] for k in decisive],
+        "amount_alternatives": amount_alternatives,
         "accepted_findings": accepted_findings,
         "accepted_resolutions": accepted_resolutions,
         "patient_share_cents": pr_correct,
@@ -909,7 +1075,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "deductible_state": ded_state, "prior_deductible_met": prior_ded,
         "prior_oop_met": prior_oop, "stale_deductible_remaining": stale_remaining,
         "duplicate_posted_line": dup_line["line"] if dup_line is not None else None,
-        "old_refunded_duplicate": old_noise, "oop_binds": oop_bind,
+        "old_refunded_duplicate": old_noise, "oop_binds": oop_bind, "near_cap": near_cap,
+        "retail_item": retail is not None, "reposted_reversed": reposted is not None,
+        "older_on_ledger": older_on_ledger, "per_line_co45": per_line_adj,
+        "statement_payments": len(stmt_txns), "markup_pct": markup,
         "oop_remaining_before": oop_left, "credit_policy": policy,
         "open_balance_cents": open_balance,
     }

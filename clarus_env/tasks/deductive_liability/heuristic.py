@@ -33,13 +33,14 @@ CLAIM_RE = re.compile(r"\bCLM-\d+\b")
 PRIMARY_CARE = ("family medicine", "internal medicine", "pediatrics", "general practice")
 # which records show each finding (generic knowledge of where such an error is visible)
 SHOWS = {
-    "copay_not_credited": ("eob", "payment_ledger", "processor_log", "provider_record"),
-    "duplicate_charge": ("processor_log", "payment_ledger", "provider_record", "eob"),
-    "duplicate_posting": ("payment_ledger", "eob", "provider_record"),
-    "coinsurance_on_billed": ("eob", "plan_document", "provider_record"),
-    "deductible_already_met": ("eob", "plan_document", "payment_ledger"),
-    "balance_billing": ("eob", "provider_record", "payment_ledger", "plan_document"),
-    "oop_max_exceeded": ("eob", "plan_document", "provider_record"),
+    "copay_not_credited": ("processor_log", "payment_ledger", "provider_record"),
+    "duplicate_charge": ("processor_log", "payment_ledger", "provider_record"),
+    "duplicate_posting": ("payment_ledger", "provider_record", "claim_record"),
+    "coinsurance_on_billed": ("eob", "plan_document"),
+    "coinsurance_on_billed:provider": ("provider_record", "eob", "plan_document"),
+    "deductible_already_met": ("eob", "plan_document"),
+    "balance_billing": ("payment_ledger", "eob", "provider_record"),
+    "oop_max_exceeded": ("eob", "plan_document"),
     "no_error": ("eob", "plan_document", "payment_ledger"),
 }
 KEYS = ("finding", "responsible_party", "resolution_type", "amount_cents")
@@ -213,7 +214,12 @@ class HeuristicAgent:
         dos = eob.get("date_of_service", "0000-00-00")
         card = sum(_cents(t["amount"]) for t in self._payments(log or {})
                    if str(t.get("timestamp", ""))[:10] >= dos)
-        asked = card + balance
+        # self-pay items bought since the visit (charges outside the claim) are not the bill
+        claim = str(eob.get("claim_id", ""))
+        self_pay = sum(_cents(e.get("amount", "0")) for e in (ledger or {}).get("entries", [])
+                       if e.get("type") == "charge" and str(e.get("date", "")) >= dos
+                       and not str(e.get("reference", "")).startswith(claim))
+        asked = card + balance - self_pay
         if plan is not None:
             specialty = ((prov or {}).get("provider", {}).get("specialty")
                          or "family medicine")
@@ -229,20 +235,30 @@ class HeuristicAgent:
                         "amount_cents": max(asked - share, 0)}
         over = asked - pr_eob
         if over > 0 and ledger is not None:
-            claim = str(eob.get("claim_id", ""))
             entries = [e for e in ledger.get("entries", [])
                        if str(e.get("reference", "")).startswith(claim)]
-            charges = [(e.get("description"), e.get("amount"), e.get("reference"))
+            charges = [(e.get("amount"), e.get("reference"))
                        for e in entries if e.get("type") == "charge"]
-            dos_captures = [t for t in self._payments(log or {})
-                            if str(t.get("timestamp", ""))[:10] == dos]
-            credited = any(e.get("type") == "patient_payment" and e.get("date") == dos
-                           for e in ledger.get("entries", []))
+            for e in entries:  # a charge entered twice and reversed is no longer doubled
+                if e.get("type") == "adjustment" and "reversal" in str(e.get("description", "")
+                                                                      ).lower():
+                    key = (e.get("amount"), e.get("reference"))
+                    if key in charges:
+                        charges.remove(key)
+            co45 = sum(_cents(a.get("amount", "0")) for ln in eob.get("lines", [])
+                       for a in ln.get("adjustments", []) if str(a.get("carc")) == "45")
+            written_off = sum(_cents(e.get("amount", "0")) for e in entries
+                              if e.get("type") == "adjustment"
+                              and "reversal" not in str(e.get("description", "")).lower())
+            posted = {str(e.get("reference")) for e in ledger.get("entries", [])}
+            uncredited = [t for t in self._payments(log or {})
+                          if str(t.get("timestamp", ""))[:10] == dos
+                          and t.get("transaction_id") not in posted]
             if len(charges) != len(set(charges)):
                 finding = "duplicate_posting"
-            elif not any(e.get("type") == "adjustment" for e in entries):
+            elif written_off < co45 and over == co45 - written_off:
                 finding = "balance_billing"
-            elif dos_captures and not credited:
+            elif uncredited:
                 finding = "copay_not_credited"
             else:
                 finding = "coinsurance_on_billed"
@@ -272,7 +288,9 @@ class HeuristicAgent:
         if self.cite_all:
             cited = list(self.seen)
         else:
-            cited = [self.records[t]["artifact_id"] for t in SHOWS.get(finding, SHOWS["no_error"])
+            key = f"{finding}:provider" if (finding == "coinsurance_on_billed"
+                                            and party == "provider") else finding
+            cited = [self.records[t]["artifact_id"] for t in SHOWS.get(key, SHOWS["no_error"])
                      if t in self.records]
         plan = [
             self._a("write_diagnosis", responsible_party=party, finding=finding, amount=money,
