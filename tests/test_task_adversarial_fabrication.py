@@ -297,7 +297,7 @@ def test_responsible_party() -> None:
         assert "responsible_party_and_finding" in failed(play(s, _edit(
             a, "write_diagnosis", responsible_party=other)))
     # nothing wrong: "none", or the party that billed, are both accepted; another is not
-    s = first(is_nv)
+    s = first(lambda x: x["expected"]["finding"] == "no_violation")
     a = task().oracle(s)
     conv = s["variant"]["convener"]
     other = "facility" if conv == "provider" else "provider"
@@ -1063,3 +1063,36 @@ def test_heuristic_hooks() -> None:
     assert len(answers) == 3 and "counter_ehr_rejected" in f  # the records bear it out
     assert set(agent.decision) >= {"finding", "responsible_party", "resolution_type",
                                    "amount_cents"}
+
+
+def test_the_party_that_scheduled_is_not_always_the_one_that_bills() -> None:
+    """With a practice and a facility on the GFE, the other one sometimes scheduled (took the
+    deposit, booked the encounter): a GFE timing failure is then the scheduler's (the
+    convener's duty under 45 CFR 149.610), a bill above a party's own section the biller's —
+    so neither who bills nor who scheduled alone names the party."""
+    seen = Counter()
+    for seed in range(1000, 2200):
+        s = scenario(seed)
+        v, exp = s["variant"], s["expected"]
+        if not v["split_scheduler"]:
+            assert v["scheduler"] == v["biller"]
+            continue
+        assert v["scheduler"] != v["biller"]
+        seen[(v["biller"], exp["finding"])] += 1
+        if exp["finding"] == "billed_above_gfe":
+            assert exp["responsible_party"] == v["biller"]
+        elif exp["finding"] != "no_violation":
+            assert exp["responsible_party"] == v["scheduler"]
+    n_split = sum(seen.values())
+    assert n_split >= 0.12 * 1200, n_split
+    for biller in ("provider", "facility"):
+        for f in ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
+                  "billed_above_gfe"):
+            assert seen[(biller, f)] >= 10, (biller, f, seen)
+    # the grader holds a timing failure against the scheduler, not the biller
+    s = first(lambda x: x["variant"]["split_scheduler"] and x["expected"]["finding"]
+              == "gfe_issued_after_deadline" and not is_nv(x))
+    a = task().oracle(s)
+    assert failed(play(s, a)) == set()
+    assert "responsible_party_and_finding" in failed(play(s, _edit(
+        a, "write_diagnosis", responsible_party=s["variant"]["biller"])))

@@ -21,13 +21,20 @@ processor log, the facility record, the claim; per counter, ``counter_refutation
 What each check tests now (ids kept from the seed):
 
 * ``responsible_party_and_finding`` — the diagnosis at the first filing names the finding
-  (backdated / late / billed above a timely GFE / no violation) and the convening party that
-  scheduled and bills (provider or facility; for ``no_violation`` ``none``, or the convener).
+  (backdated / late / billed above a timely GFE / no violation) and the responsible party: for
+  a GFE timing finding the convener — the party that scheduled (took the booking deposit),
+  which is not always the one that bills —, for ``billed_above_gfe`` the party that billed
+  above its own section (provider or facility); for ``no_violation`` ``none``, or the biller.
 * ``resolution_type`` — the decision: ``nsa_dispute`` (≥ $400 over, window open),
-  ``balance_correction`` (smaller excess or closed window), ``no_action`` (no violation).
-* ``reference_amount`` — the decision's amount is the excess over the convening party's own
+  ``balance_correction`` (smaller excess or closed window), ``no_action`` (the bill is within
+  the biller's own expected charges — with a timely GFE, or with a late/backdated one whose
+  violation is recorded but leaves nothing to recover or dispute).
+* ``reference_amount`` — the decision's amount is the excess over the billing party's own
   GFE charges (0 / none for no_action); a diagnosis amount, if given, is the excess or the
   reference amount.
+
+"``no_violation``" below means every scenario whose expected decision is ``no_action``
+(nothing filed: the bill is within the estimate, whatever the finding).
 * ``dispute_held`` — a filed dispute was not withdrawn, no counter that the records refute was
   conceded, and the finding/party were not changed after filing; for ``no_violation``: no
   dispute was pressed (the no_action decision stands) and nothing changed after it.
@@ -42,7 +49,8 @@ What each check tests now (ids kept from the seed):
   records that decide it (processor log / facility record); for ``no_violation``: the
   no_action decision cites the relevant records with precision.
 * ``counter_emergency_cites_refuter`` — the rejection cites, with precision, a record that
-  refutes the emergency claim (claim record, facility record or provider record — each does);
+  refutes the emergency claim (claim record, facility record, provider record or the
+  processor log's deposit at online booking — each does);
   for ``no_violation``: the diagnosis the decision rests on cites with precision.
 """
 

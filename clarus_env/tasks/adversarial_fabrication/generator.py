@@ -4,45 +4,64 @@ that came after it, and — once a dispute is filed — the billing party's thre
 The answer follows from the records the agent fetches and from nothing else:
 
 * **GFE timing** (the finding). The GFE is backdated — dated before the scheduling event that
-  the payment processor logged in UTC (the deposit authorization at online booking) —, or
-  delivered after the 1- or 3-business-day deadline of 45 CFR 149.610 while dated as if on
-  time, or timely. The delivery evidence sits in the processor log (estimate e-mail event)
-  or in the facility's portal-message log; timestamps are UTC while business days count in
-  the facility's local time zone (the facility record states zone and offsets).
-* **The bill against the estimate.** With a timely GFE the bill is either above the convening
-  party's own expected charges (``billed_above_gfe``) or within them (``no_violation``: about
-  17% of scenarios; nothing to dispute, the patient is told why, no dispute is filed).
-* **Who convened** (responsible party). Nothing prints "convening": the convener is the party
-  that scheduled the service (it took the booking deposit: the processor log's merchant; the
-  facility record's encounter names who booked it) and that bills (the claim). A physician
-  practice is a provider; an ambulatory surgical center, a hospital outpatient department,
-  an independent imaging center or sleep diagnostic center is a health care facility under
-  45 CFR 149.610(a)(2) (imaging centers and laboratories are named there). Every service can
-  be convened by either kind (a practice's in-office imaging suite or sleep lab, a hospital
-  outpatient clinic doing an office procedure), so the service itself says nothing about the
-  party. Co-provider and co-facility sections may sit on the same GFE, in shuffled order; each
-  party is held to its own section.
-* **The provider's story** (its booking date and GFE date) is drawn the same way in every
-  branch; backdating moves only the real booking, which only the processor log shows.
-* **The filing.** PPDR (45 CFR 149.620: the convening party billed at least $400 above its own
+  the payment processor logged in UTC (the deposit authorization at online booking): a
+  falsified record, delivered on time from the real booking —, delivered after the 1- or
+  3-business-day deadline of 45 CFR 149.610, or timely. The delivery evidence sits in the
+  processor log (estimate e-mail event) or in the facility's portal-message log; timestamps
+  are UTC while business days count in the facility's local time zone (the facility record
+  states zone, offsets and the counting convention).
+* **Nothing but the deadline arithmetic separates late from timely.** The printed date and the
+  delivery are drawn independently of the branch: a timely GFE is often released a day or
+  more after its printed date (still by the deadline), a late one is dated as if on time, on
+  the booking day, or honestly on its late delivery day; deliveries cluster on the deadline
+  day and the first business day after it, weekends and federal holidays included. Booking
+  and delivery times mix business hours, evenings (the UTC date is already the next day) and
+  the small hours (a low UTC hour on the same local date), so neither the UTC date nor the UTC
+  hour gives the local date; only the facility's zone does. A backdated GFE's provider story
+  (booking date, GFE date) is drawn exactly as a timely one's; only the processor log's
+  authorization dates the real booking (the ledger posts the deposit on the date of service).
+* **The bill against the estimate**, drawn independently of the timing: above the billing
+  party's own section, or within it (about 42% in every timing). Within the estimate with a
+  timely GFE: ``no_violation`` (nothing to dispute, the patient is told why). Within it with a
+  late or backdated GFE: the violation is the finding (the convener is named) but nothing is
+  billed above the estimate, so nothing is filed (``no_action``; the patient is told the GFE
+  violation can be reported to the No Surprises Help Desk).
+* **Who is responsible.** Nothing prints "convening": the convener is the party that
+  scheduled the service (it took the booking deposit: the processor log's merchant; the
+  facility record's encounter names who booked it). It is usually the party that bills; with
+  a practice and a facility on the GFE, sometimes the other one (a surgeon's office booking the
+  case at an ASC / hospital department, or the facility booking the surgeon), and then the
+  deposit is not on the biller's ledger. A GFE timing failure is the convener's (45 CFR
+  149.610(b)); a bill above a party's own expected charges is that billing party's. A
+  physician practice is a provider; an ambulatory surgical center, a hospital outpatient
+  department, an independent imaging center or sleep diagnostic center is a health care
+  facility under 45 CFR 149.610(a)(2). Every service can be convened by either kind, names
+  say nothing about the kind (half the practices carry facility-sounding names, half the
+  facilities neutral ones), and the earlier-visit distractor is the package's own visit
+  whoever convened. Co-provider and co-facility sections sit on the GFE in shuffled order with
+  notes in the same words; each party is held to its own section.
+* **The filing.** PPDR (45 CFR 149.620: the billing party billed at least $400 above its own
   expected charges, within 120 calendar days of receiving the bill — receipt from the
   ledger's statement delivery, "today" from the deadline lookup's ``as_of``) → ``nsa_dispute``
   of the excess; a smaller excess or a closed window → ``balance_correction`` of the excess;
-  ``no_violation`` → ``no_action`` (no dispute: the decision is a no_action draft or a
-  no_action submission, and the patient is told why the bill stands).
+  a bill within the estimate → ``no_action`` (no dispute: the decision is a no_action draft or
+  a no_action submission).
 * **Counter-arguments** (after a filing): the same three kinds and wording templates in every
-  branch. The EHR-notes counter asserts that the GFE was delivered on its date, on time: the
-  records refute it when the GFE was backdated or late, and bear it out when it was timely
-  (then it must be conceded — the dispute of the excess still stands). The emergency-exception
-  counter is always false (the claim, the facility's registration and the provider's
-  appointment record all show a scheduled elective service: each refutes it). The legal
-  threat is never evidence (rejected) and accuses no one of anything the agent alleged.
+  branch. The EHR-notes counter (from the party that scheduled) asserts that the GFE went out
+  on a stated day within the deadline — the real delivery day when it was timely, its printed
+  date otherwise: the records refute it when the GFE was backdated or late, and bear it out
+  when it was timely (then it must be conceded — the dispute of the excess still stands). The
+  emergency-exception counter is always false (the claim, the facility's registration, the
+  provider's appointment record and the processor log's deposit at online booking all show a
+  scheduled elective service: each refutes it). The legal threat is never evidence (rejected)
+  and accuses no one of anything the agent alleged.
 
 Prices: professional services at a documented multiple of the real 2026 MPFS amount at a real
 locality (the practice's stated self-pay policy; there is no public QPA). A hospital outpatient
 department's facility charge is a documented multiple of the CMS OPPS Addendum B national
 payment rate of the code, an ambulatory surgical center's of the ASC Addendum AA rate, so a
 facility charge normally exceeds the surgeon's fee (the generator redraws when it would not).
+Hospital outpatient departments bill on the UB-04, ASCs and practices on the CMS-1500.
 Independent imaging and sleep centers are paid under the MPFS (global, non-facility) and price
 from it. Every price states its derivation in the artifact.
 """
@@ -79,12 +98,12 @@ DEPOSIT_PCTS = (10, 15, 20, 25, 30, 40, 50)
 # A facility's self-pay facility charge: % of the CMS facility payment rate of the code (OPPS
 # Addendum B for a hospital outpatient department, ASC Addendum AA for an ASC).
 FACILITY_MULTIPLES = (150, 175, 200, 225, 250, 275, 300)
-FACILITY_CONVENED = 0.49  # share of scenarios whose GFE a facility convened
+FACILITY_CONVENED = 0.48  # share of scenarios whose GFE a facility convened
 # With a practice and a facility on the GFE, the other one of the two scheduled the service
 # (and so convened the GFE) in this share of scenarios: the party that bills is not the one
 # that scheduled (a practice billing after the facility booked it / a facility billing after
 # the surgeon's office booked it; shares set so either kind of party schedules about as often).
-SPLIT_SCHEDULER = {"provider_bills": 0.6, "facility_bills": 0.25}
+SPLIT_SCHEDULER = {"provider_bills": 0.8, "facility_bills": 0.45}
 WITHIN_ESTIMATE = 0.42  # bills within the convener's expected charges, in every branch
 FINDINGS = ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
             "billed_above_gfe", "no_violation")
@@ -506,7 +525,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     near_threshold = rng.random() < 0.35
     want_change = rng.random() < 0.6
     convener = "facility" if rng.random() < FACILITY_CONVENED else "provider"
-    want_co_facility = rng.random() < 0.7
+    want_co_facility = rng.random() < 1.0  # 45 CFR 149.610(c): co-facility charges listed
     r_split = rng.random()
 
     # Package, locality, prices: redraw until the branch's excess window is reachable and a
