@@ -98,12 +98,12 @@ DEPOSIT_PCTS = (10, 15, 20, 25, 30, 40, 50)
 # A facility's self-pay facility charge: % of the CMS facility payment rate of the code (OPPS
 # Addendum B for a hospital outpatient department, ASC Addendum AA for an ASC).
 FACILITY_MULTIPLES = (150, 175, 200, 225, 250, 275, 300)
-FACILITY_CONVENED = 0.48  # share of scenarios whose GFE a facility convened
+FACILITY_CONVENED = 0.42  # share of scenarios whose GFE a facility convened
 # With a practice and a facility on the GFE, the other one of the two scheduled the service
 # (and so convened the GFE) in this share of scenarios: the party that bills is not the one
 # that scheduled (a practice billing after the facility booked it / a facility billing after
 # the surgeon's office booked it; shares set so either kind of party schedules about as often).
-SPLIT_SCHEDULER = {"provider_bills": 0.8, "facility_bills": 0.45}
+SPLIT_SCHEDULER = {"provider_bills": 0.7, "facility_bills": 0.45}
 WITHIN_ESTIMATE = 0.42  # bills within the convener's expected charges, in every branch
 FINDINGS = ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
             "billed_above_gfe", "no_violation")
@@ -198,10 +198,15 @@ PACKAGES: tuple[dict[str, Any], ...] = (
 # studies in its own office suite) and books procedures at an ASC / hospital outpatient
 # department; a facility — the ASC, the hospital outpatient department (office procedures in
 # its outpatient clinic), an independent imaging or sleep center — schedules them itself.
-def setting_of(pkg: dict[str, Any], convener: str) -> str:
+def setting_of(pkg: dict[str, Any], convener: str, at_hospital: bool = False) -> str:
+    """Where the service is done. A practice may also book an office procedure in a hospital
+    outpatient department (``at_hospital``; not the echocardiogram, whose professional
+    component in a hospital would be billed with modifier 26)."""
     base = pkg["setting"]
     if convener == "facility":
         return "hopd" if base == "office" else base
+    if base == "office" and at_hospital and pkg["key"] != "echo":
+        return "hopd"
     return "office" if base in ("imaging", "sleep") else base
 
 
@@ -527,12 +532,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     convener = "facility" if rng.random() < FACILITY_CONVENED else "provider"
     want_co_facility = rng.random() < 1.0  # 45 CFR 149.610(c): co-facility charges listed
     r_split = rng.random()
+    at_hospital = rng.random() < 0.5
 
     # Package, locality, prices: redraw until the branch's excess window is reachable and a
     # facility's charges on the estimate exceed the professional fees of the same procedure.
     for _ in range(400):
         pkg = rng.choice(PACKAGES)
-        setting = setting_of(pkg, convener)
+        setting = setting_of(pkg, convener, at_hospital)
         loc = pick_locality(rng, ref)
         pos, pos_desc, facility_type = SETTINGS[setting]
         pro_facility = setting in ("asc", "hopd")  # MPFS facility-setting professional fee
