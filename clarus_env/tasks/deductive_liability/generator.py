@@ -34,10 +34,32 @@ Findings (``variant.kind``; weights in ``KINDS``) and where the evidence lives:
 
 ``expected.amount_cents`` is the overcharge: what the patient was asked to pay (or paid)
 beyond what they truly owe — the refund, or the reduction of the balance. Where nothing is
-wrong it is the patient's correct share of the visit, which the advocate confirms.
-The complaint is drawn from generic templates independently of the finding; the deadline
-references are the same two, worded the same way, in every scenario; every record id draws
-its own number, so distractors share the id shape of the case's records.
+wrong it is the patient's correct share of the visit, which the advocate confirms. Where the
+practice's policy splits a duplicate payment between the open balance and a refund,
+``amount_alternatives`` also accepts the part each filing covers.
+
+No shortcut by construction (the red team's attacks, closed):
+
+* The complaint is drawn from generic templates independently of the finding; the deadline
+  references are the same two, worded the same way, in every scenario; every record id draws
+  its own number, so distractors share the id shape of the case's records.
+* Accumulators: the insurer's OOP total printed on the EOB lags the plan of record in any
+  branch (claims from elsewhere post later); where it ignored the cap it stops anywhere from
+  $1,200 below the maximum up to the maximum itself, and a correctly applied cap (no_error or
+  a practice's error) prints the maximum too. A member near the maximum occurs in every
+  branch; being near it implies the deductible is met (as it must). Deductible amounts are to
+  the cent, and a deductible error is usually an over-application of a partly met deductible.
+* Count signatures: a self-pay item bought at check-in (a second capture and a charge with its
+  payment on the ledger), a charge entered twice and reversed, CO-45 posted per line, a
+  statement paid in two parts, the older visit outside the ledger's export, a copay billed on
+  the statement instead of collected: each occurs in every branch, so counts of captures,
+  charges, adjustments or payments say nothing alone. A balance-billing practice wrote off
+  nothing, or only one line's difference.
+* Record fields: claim item 29 (amount paid) is drawn independently; one chargemaster per
+  practice prices to the cent (no divisibility cue in coinsurance on billed).
+* Citations: ``relevant_ids`` are the records that show this finding, and ``decisive_ids``
+  (which the diagnosis must cite) the ones without which it cannot be seen.
+* On dev and test the findings follow ``KINDS`` exactly (stratified), so no split drifts.
 """
 
 from __future__ import annotations
@@ -54,9 +76,9 @@ TASK = "deductive_liability"
 # finding (and, for coinsurance on billed, whose document erred) -> weight
 KINDS: tuple[tuple[str, int], ...] = (
     ("copay_not_credited", 5), ("duplicate_charge", 6), ("duplicate_posting", 5),
-    ("coinsurance_on_billed:insurer", 6), ("coinsurance_on_billed:provider", 7),
-    ("deductible_already_met", 9), ("balance_billing", 6), ("oop_max_exceeded", 8),
-    ("no_error", 9),
+    ("coinsurance_on_billed:insurer", 7), ("coinsurance_on_billed:provider", 7),
+    ("deductible_already_met", 10), ("balance_billing", 5), ("oop_max_exceeded", 8),
+    ("no_error", 7),
 )
 _STRATA: dict[str, list[str]] = {}
 
@@ -337,7 +359,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     oop_bind = kind == "oop_max_exceeded" or (
         kind in cap_ok_kinds and rng.random() < (0.3 if kind == "no_error" else 0.2))
     # the member close to (but not at) the cap, in any branch: nearness says nothing
-    near_cap = not oop_bind and rng.random() < 0.3
+    near_cap = not oop_bind and rng.random() < 0.2
     policy = "apply" if rng.random() < 0.5 else "refund"  # what the practice does with credits
 
     loc = C.pick_locality(rng, ref)
@@ -422,7 +444,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     elif kind == "coinsurance_on_billed":
         ded_state = "met" if rng.random() < 0.3 else "partial"
     else:
-        ded_state = _weighted(rng, (("met", 3), ("partial", 9), ("not_met", 8)))
+        ded_state = _weighted(rng, (("met", 2), ("partial", 9), ("not_met", 9)))
     remaining = {"met": 0, "partial": rng.randrange(1000, 12_001),
                  "not_met": rng.randrange(40_000, 150_001)}[ded_state]
     remaining = min(remaining, deductible)
@@ -561,17 +583,39 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     copay_credited = kind != "copay_not_credited"
     dup_line = rng.choice(lines) if kind == "duplicate_posting" else None
     # CO-45 posted per line or as one row (any branch); a balance-billing practice wrote off
-    # nothing, or (two lines posted per line) only one line's difference
+    # nothing, only one line's difference (posted per line), or the difference to last
+    # year's contracted rate (its fee schedule was not updated)
     per_line_adj = len(lines) > 1 and rng.random() < 0.5
     adj_rows: list[tuple[dict[str, Any] | None, int]]
+    bb_mode = None
     if kind == "balance_billing":
-        if per_line_adj and rng.random() < 0.5:
+        bb_mode = _weighted(rng, (("none", 4), ("one_line", 3 if per_line_adj else 0),
+                                  ("stale_rate", 4)))
+        if bb_mode == "one_line":
             keep = rng.choice(lines)
             adj_rows = [(keep, keep["billed"] - keep["allowed"])]
+        elif bb_mode == "stale_rate":
+            delta = rng.randrange(300, max(301, min(co45, total_allowed) // 5))
+            adj_rows = [(None, co45 - delta)]
         else:
             adj_rows = []
+    # what the practice wrote off per line (for its itemized statement)
+    line_wo = {ln["line"]: ln["billed"] - ln["allowed"] for ln in lines}
+    if bb_mode == "none":
+        line_wo = dict.fromkeys(line_wo, 0)
+    elif bb_mode == "one_line":
+        line_wo = {k: (v if k == adj_rows[0][0]["line"] else 0) for k, v in line_wo.items()}
+    elif bb_mode == "stale_rate":
+        big = max(lines, key=lambda ln: (ln["billed"] - ln["allowed"], -ln["line"]))
+        assert line_wo[big["line"]] > delta
+        line_wo[big["line"]] -= delta
     elif side == "provider" and kind == "coinsurance_on_billed":
-        adj_rows = [(None, total_billed - plan_paid - pr_stmt)]
+        # the practice wrote off only what its own (wrong) statement left unpaid
+        if per_line_adj:
+            adj_rows = [(ln, ln["billed"] - es["plan_paid"] - ss["patient"])
+                        for ln, es, ss in zip(lines, eob_shares, stmt_shares, strict=True)]
+        else:
+            adj_rows = [(None, total_billed - plan_paid - pr_stmt)]
     elif per_line_adj:
         adj_rows = [(ln, ln["billed"] - ln["allowed"]) for ln in lines]
     else:
@@ -809,14 +853,16 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                 auth=a2["auth_code"])
     # a self-pay item bought at the same check-in (any branch): a second card capture that
     # day and a charge with its payment on the ledger, outside the claim
-    retail = None
-    if rng.random() < 0.35:
-        item, lo_c, hi_c = RETAIL[specialty]
-        amt = rng.randrange(lo_c, hi_c)
-        while amt in (checkin, older_cs["copay"]):
-            amt += 5
-        retail = (item, card_present(amt, dos, f"{item} at check-in"),
-                  f"RTL-{_digits(rng, 6)}")
+    # (and, independently, at the older visit's check-in)
+    retail: list[tuple[dt.date, str, dict[str, Any], str]] = []
+    for day, p_item in ((older_dos, 0.25), (dos, 0.35)):
+        if rng.random() < p_item:
+            item, lo_c, hi_c = RETAIL[specialty]
+            amt = rng.randrange(lo_c, hi_c)
+            while amt in (checkin, older_cs["copay"]):
+                amt += 5
+            retail.append((day, item, card_present(amt, day, f"{item} at check-in"),
+                           f"RTL-{_digits(rng, 6)}"))
     stmt_txns: list[dict[str, Any]] = []
     if paid:
         when = _ts(pay_date, rng)
@@ -896,11 +942,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                  older_cs["patient"], first["transaction_id"])
     post_claim(claim_id, lines, eob_shares, dos, era_posted, adj_rows,
                checkin_txn if copay_credited else None, dup_line)
-    if retail is not None:
-        item, rtx, rref = retail
-        post(dos, "charge", f"{item} (self-pay, not billed to insurance)", _c(rtx["amount"]),
+    for day, item, rtx, rref in retail:
+        if day < dos and not older_on_ledger:
+            continue
+        post(day, "charge", f"{item} (self-pay, not billed to insurance)", _c(rtx["amount"]),
              rref)
-        post(dos, "patient_payment", f"{item} paid at check-in", _c(rtx["amount"]),
+        post(day, "patient_payment", f"{item} paid at check-in", _c(rtx["amount"]),
              rtx["transaction_id"])
     for t in stmt_txns:
         post(dt.date.fromisoformat(t["timestamp"][:10]), "patient_payment",
@@ -924,7 +971,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     if rng.random() < 0.7:
         share_items = [{"line": ln["line"], "hcpcs": ln["hcpcs"], "copay": D(cs["copay"]),
                         "deductible": D(cs["deductible"]), "coinsurance": D(cs["coinsurance"]),
-                        "patient_share": D(ln["billed"] - cs["plan_paid"]
+                        "patient_share": D(ln["billed"] - cs["plan_paid"] - line_wo[ln["line"]]
                                            if kind == "balance_billing" else cs["patient"])}
                        for ln, cs in zip(lines, stmt_shares, strict=True)]
     rev = reposted["billed"] if reposted is not None else 0
@@ -1076,9 +1123,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "prior_oop_met": prior_oop, "stale_deductible_remaining": stale_remaining,
         "duplicate_posted_line": dup_line["line"] if dup_line is not None else None,
         "old_refunded_duplicate": old_noise, "oop_binds": oop_bind, "near_cap": near_cap,
-        "retail_item": retail is not None, "reposted_reversed": reposted is not None,
+        "retail_item": any(day == dos for day, *_ in retail),
+        "reposted_reversed": reposted is not None,
         "older_on_ledger": older_on_ledger, "per_line_co45": per_line_adj,
         "statement_payments": len(stmt_txns), "markup_pct": markup,
+        "balance_billing_mode": bb_mode,
         "oop_remaining_before": oop_left, "credit_policy": policy,
         "open_balance_cents": open_balance,
     }

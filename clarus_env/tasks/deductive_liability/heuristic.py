@@ -12,8 +12,9 @@ deadlines, then reason over what it read:
    from the plan's accumulator, coinsurance on the allowed amount) — if the EOB asks more, the
    insurer erred (deductible already met, or coinsurance on billed) → claim reprocessing;
 3. everything asked of the patient since the visit (card payments plus the open ledger
-   balance) beyond the EOB's patient responsibility → the provider erred, named from the
-   ledger's shape (a charge posted twice, no contractual write-off, no check-in credit);
+   balance, less self-pay items bought at the visit) beyond the EOB's patient responsibility
+   → the provider erred, named from the ledger (a charge posted twice and not reversed, less
+   written off than the EOB's CO-45, a check-in payment never posted);
 4. otherwise the bill stands (``no_error``): confirm the EOB's patient share.
 
 It does not apply the out-of-pocket maximum, so an EOB that ignored the cap looks right to it;
