@@ -18,7 +18,8 @@ cannot pass in every branch, and citing every id seen fails.
 outcome (3), all graded on the answer in force at the first filing (later re-diagnoses or
 re-filings after feedback do not count): ``responsible_party`` — that diagnosis names the
 expected party *and* an accepted finding (``accepted_findings``: the finding, plus
-``balance_billing`` where a provider statement took coinsurance on the billed charge);
+``balance_billing`` where a provider statement took coinsurance on the billed charge, and
+``duplicate_charge`` for a charge line posted twice);
 ``resolution_type`` — the first filing's type is an accepted one (``accepted_resolutions``;
 ``no_action`` where nothing is wrong, so a refund or correction filed on a correct bill
 fails); ``amount_exact`` — the first filing's amount equals ``amount_cents`` to the cent (the
