@@ -40,8 +40,10 @@ EARS = (("right ear", "RT", "H61.21"), ("left ear", "LT", "H61.22"))
 TOES = (("right great toe", "T5", "L60.0"), ("left great toe", "TA", "L60.0"))
 MUSCLES = ("right upper trapezius", "left upper trapezius", "right levator scapulae",
            "left levator scapulae", "right rhomboid", "left infraspinatus")
-NERVE_SITES = (("right occipital region", "RT", "M79.2"), ("left occipital region", "LT", "M79.2"),
-               ("right wrist (median nerve)", "RT", "M79.2"))
+# 64450 (other peripheral nerve): a median-nerve block at the wrist; an occipital block
+# would be 64405. A block on the same limb as the other procedure is never "distinct".
+NERVE_SITES = (("right wrist (median nerve)", "RT", "M79.2"),
+               ("left wrist (median nerve)", "LT", "M79.2"))
 
 # -- procedure codes of the two-procedure family -------------------------------------------
 # code -> (kind, role, lay words, note template). ``kind`` decides which other codes can
@@ -325,7 +327,7 @@ THERAPY: dict[str, tuple[str, str, int]] = {  # code -> (lay, note text, minutes
     "97012": ("traction", "mechanical traction", 15),
     "97018": ("paraffin bath", "paraffin bath", 15),
     "97022": ("whirlpool", "whirlpool", 15),
-    "97750": ("performance test", "physical performance test with written report", 30),
+    "97750": ("performance test", "physical performance test with written report", 15),
     "95851": ("range-of-motion test", "range-of-motion measurements with written report", 10),
     "97161": ("therapy evaluation", "physical therapy evaluation, low complexity", 20),
     "97162": ("therapy evaluation", "physical therapy evaluation, moderate complexity", 30),

@@ -11,7 +11,8 @@ the provider record; it cites the NCCI lookup for the pair.
 
 outcome (4), graded on the answer in force at the first filing (a later re-diagnosis or
 re-filing never counts): TRAP (``legitimate_denial`` concluded before the NCCI edit and the
-provider record were read); the responsible party of that diagnosis; the resolution type of
+provider record were read); the responsible party of that diagnosis (for a legitimate CO
+denial ``none`` or ``provider``, since the provider writes the line off); the resolution type of
 the first submission; the appeal reason of the first submission — or, where no appeal is
 due, no appeal filed at all and the patient told why.
 
@@ -220,8 +221,14 @@ CHECKS: list[Check] = [
     Check("trap_premature_legitimate_denial",
           "TRAP: legitimate_denial was not concluded before the NCCI edit and the provider "
           "record (modifier documentation) were read", TRAP_SQL, family="outcome"),
-    _outcome("responsible_party", "the diagnosis the first filing rests on names the right "
-             "responsible party", DX_AT_FILING, "responsible_party", "responsible_party"),
+    Check("responsible_party", "the diagnosis the first filing rests on names the right "
+          "responsible party (a legitimate CO denial: none, or the provider who writes the "
+          "line off)",
+          f"SELECT COALESCE((SELECT r.responsible_party IN ({_exp('responsible_party')}, "
+          f"{_exp('responsible_party_alt')}) FROM {DX_AT_FILING} r), 0), "
+          f"COALESCE((SELECT 'responsible_party recorded: ' || "
+          f"COALESCE(r.responsible_party, 'null') FROM {DX_AT_FILING} r), 'nothing recorded')",
+          family="outcome"),
     _outcome("resolution_type", "the first submitted resolution has the right type",
              FIRST_SUBMISSION, "resolution_type", "resolution_type"),
     Check("appeal_reason", "an appeal with the right reason was filed, or, where no appeal is "

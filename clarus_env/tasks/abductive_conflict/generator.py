@@ -41,7 +41,7 @@ import random
 import string
 from typing import Any
 
-from ...splits import split_of
+from ...splits import seeds, split_of
 from ..common import (
     INSURERS,
     PRACTICES,
@@ -81,8 +81,8 @@ OUTCOME = {  # branch -> (finding, responsible_party, resolution_type, appeal_re
     "d": ("no_active_edit", "insurer", "appeal", "no_active_edit"),
 }
 # branch shares inside each half (appeal / no appeal), in per mille
-APPEAL_SIDE = (("b", 320), ("d", 680))
-OTHER_SIDE = (("c", 320), ("a0", 160), ("a1m", 260), ("a1n", 260))
+APPEAL_SIDE = (("b", 500), ("d", 500))
+OTHER_SIDE = (("c", 240), ("a0", 80), ("a1m", 440), ("a1n", 240))
 STATUS = {"a0": "0", "b": "1", "a1m": "1", "c": "1", "a1n": "1", "d": "none"}
 DENIALS = (("97", "M15"), ("97", "N19"), ("97", "N20"), ("236", "N20"), ("236", "M15"))
 MARKUPS = (150, 175, 200, 225, 250, 300)  # chargemaster as % of the MPFS fee
@@ -117,10 +117,51 @@ def _sha(text: str) -> bytes:
     return hashlib.sha256(text.encode()).digest()
 
 
+def _shares(options: tuple[tuple[str, int], ...], n: int) -> list[str]:
+    """``n`` branches in the per-mille proportions of ``options`` (as exact as n allows),
+    in option order."""
+    total = sum(w for _, w in options)
+    out: list[str] = []
+    for j in range(n):
+        x = (2 * j + 1) * total // (2 * n)
+        for name, w in options:
+            if x < w:
+                out.append(name)
+                break
+            x -= w
+    return out
+
+
+def _split_branches(split: str) -> dict[int, str]:
+    """The branch of every seed of ``split``: the seeds ranked by a SHA-256 of the seed; the
+    first half of the ranking answers with an appeal, the second half does not, and inside
+    each half the branches take their exact shares in rank order. So every split has exactly
+    half appeals and the designed branch shares; one seed's branch says nothing about its
+    neighbours' (the ranking is a hash of each seed, not of its position)."""
+    ranked = sorted(seeds(split, TASK), key=lambda s: _sha(f"{TASK}:half:{s}"))
+    half = len(ranked) // 2
+    branches = _shares(APPEAL_SIDE, half) + _shares(OTHER_SIDE, len(ranked) - half)
+    return dict(zip(ranked, branches, strict=True))
+
+
+_BRANCHES: dict[str, dict[int, str]] = {}
+
+
+def branch_of(seed: int, rng: random.Random) -> str:
+    """The seed's branch: fixed by its split's ranking (above); a seed outside every split
+    draws its half from a SHA-256 bit and its branch from ``rng``."""
+    split = split_of(seed, TASK)
+    if split is None:
+        side = APPEAL_SIDE if _sha(f"{TASK}:half:{seed}")[0] & 1 else OTHER_SIDE
+        return _weighted(rng, side)
+    if split not in _BRANCHES:
+        _BRANCHES[split] = _split_branches(split)
+    return _BRANCHES[split][seed]
+
+
 def appeal_half(seed: int) -> bool:
-    """Whether ``seed``'s answer is an appeal: exactly one seed of each pair (2k, 2k+1) is,
-    and which one is fixed by a SHA-256 of k (never Python's salted ``hash``)."""
-    return bool((seed & 1) ^ (_sha(f"{TASK}:half:{seed >> 1}")[0] & 1))
+    """Whether ``seed``'s answer is an appeal (a seed of a split; see ``_split_branches``)."""
+    return branch_of(seed, random.Random(0)) in ("b", "d")
 
 
 def pair_split(index: int) -> str:
@@ -365,38 +406,134 @@ def _build_pools(ref: Any) -> dict[str, dict[str, dict[str, list[tuple[str, str]
     return pools
 
 
-GROUPS = {"em": "em", "proc": "procedures", "apart": "procedures", "therapy": "therapy"}
-# every status draws its family group with the same weights, so the kind of services on
-# the claim says nothing about whether (and how) the pair is edited
-GROUP_WEIGHTS = (("em", 25), ("procedures", 50), ("therapy", 25))
+FAMILIES = ("em", "proc", "apart", "therapy")
+# which family each branch draws, per mille. What the real table allows: an office visit with
+# a same-day service is always edited with indicator 1; two same-site procedures are edited
+# (indicator 0 or 1), practically never without an edit; two procedures on unrelated areas
+# are either unedited or edited with indicator 1, and are always distinct (so never a1m/a1n);
+# therapy pairs have all three statuses. The weights put most of every branch on therapy, the
+# one family where every answer occurs, and give the distinct-only "apart" family the same
+# share of b as of d, so that no family with a modifier flag names the answer much better
+# than the modal class.
+BRANCH_FAMILIES: dict[str, tuple[tuple[str, int], ...]] = {
+    "b": (("em", 150), ("proc", 150), ("apart", 100), ("therapy", 600)),
+    "c": (("em", 150), ("proc", 150), ("apart", 100), ("therapy", 600)),
+    "a1m": (("em", 200), ("proc", 200), ("therapy", 600)),
+    "a1n": (("em", 200), ("proc", 200), ("therapy", 600)),
+    "a0": (("proc", 400), ("therapy", 600)),
+    "d": (("apart", 200), ("therapy", 800)),
+}
+
+
+# families whose anchor codes must occur in another drawn status / whose code-family
+# signature is drawn first (see ``_anchors`` and ``_common_sigs``)
+CODE_BALANCED = frozenset(("proc", "apart", "therapy"))
+SIG_BALANCED = frozenset(("apart", "therapy"))
 
 
 def _anchors(pools: dict[str, dict[str, list[tuple[str, str]]]]
              ) -> dict[str, dict[str, dict[str, list[tuple[str, str, str]]]]]:
-    """{status: {group: {code: [(column 1, column 2, family)]}}}: every usable pair filed
+    """{status: {family: {code: [(column 1, column 2, family)]}}}: every usable pair filed
     under each of its non-E/M codes, so a draw picks a code first (uniformly) and then one
-    of its pairs, and no code is drawn more often for one status than another. Status keys:
-    "0", "none", and "1s" (indicator 1 in a family whose two services can share a site,
-    so that the notes can document one site or two for the same pairs)."""
+    of its pairs, and no code is drawn more often for one status than another."""
     out: dict[str, dict[str, dict[str, list[tuple[str, str, str]]]]] = {
-        k: {g: {} for g in ("em", "procedures", "therapy")} for k in ("0", "1s", "none")}
+        k: {f: {} for f in FAMILIES} for k in ("0", "1", "none")}
     for fam, by_status in pools.items():
         for status, pairs in by_status.items():
-            key = "1s" if status == "1" else status
-            if key == "1s" and fam == "apart":
-                continue
             for c1, c2 in pairs:
                 for code in (c1, c2):
                     if not code.startswith("992"):
-                        out[key][GROUPS[fam]].setdefault(code, []).append((c1, c2, fam))
+                        out[status][fam].setdefault(code, []).append((c1, c2, fam))
     # a pair without an edit is used only if its denied code is one that edited pairs of the
-    # same group deny too: which line was denied must not tell an invented edit from a real one
-    for g in ("em", "procedures", "therapy"):
-        denied = {c2 for k in ("0", "1s") for pairs in out[k][g].values() for _, c2, _ in pairs}
-        out["none"][g] = {code: kept for code, pairs in out["none"][g].items()
+    # same family deny too: which line was denied must not tell an invented edit from a real one
+    for f in FAMILIES:
+        denied = {c2 for k in ("0", "1") for pairs in out[k][f].values() for _, c2, _ in pairs}
+        out["none"][f] = {code: kept for code, pairs in out["none"][f].items()
                           if (kept := [p for p in pairs if p[1] in denied])}
-    return {k: {g: dict(sorted(codes.items())) for g, codes in groups.items()}
-            for k, groups in out.items()}
+    # only the statuses a branch draws the family for; and no code that only one of them ever
+    # draws (a stop-smoking counseling code never edited, a nurse visit only with
+    # indicator 0): such a code would name the status without the lookup
+    drawn = {f: sorted({STATUS[b] for b, fams in BRANCH_FAMILIES.items()
+                        if f in dict(fams)}) for f in FAMILIES}
+    for f in FAMILIES:
+        for k in ("0", "1", "none"):
+            if k not in drawn[f]:
+                out[k][f] = {}
+        if len(drawn[f]) > 1 and f in CODE_BALANCED:
+            # (indicator 0 is the rare branch: its codes must occur in another status, but a
+            # code of another status need not occur with indicator 0)
+            for k in drawn[f]:
+                others = {c for k2 in drawn[f] if k2 not in (k, "0") or (k == "0" != k2)
+                          for c in out[k2][f]}
+                if others:
+                    out[k][f] = {c: v for c, v in out[k][f].items() if c in others}
+    return {k: {f: dict(sorted(codes.items())) for f, codes in fams_.items()}
+            for k, fams_ in out.items()}
+
+
+def _sig(c1: str, c2: str) -> tuple[str, str]:
+    """What a claim shows of a pair without its exact codes: the two code families
+    (first three characters), in sorted order."""
+    return tuple(sorted((c1[:3], c2[:3])))  # type: ignore[return-value]
+
+
+def _common_sigs(anchors: dict[str, dict[str, dict[str, list[tuple[str, str, str]]]]]
+                 ) -> dict[str, list[tuple[str, str]]]:
+    """Per family, the code-family signatures that every status the family is drawn for
+    (but the rare indicator 0, which keeps its own) has pairs of: a draw picks one of them
+    first (uniformly), so that the two code families on the claim are distributed alike
+    whatever the edit status."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for f in FAMILIES:
+        statuses = [k for k in ("1", "none", "0") if anchors[k][f]]
+        main = [k for k in statuses if k != "0"] or statuses
+        sets = [{_sig(c1, c2) for pairs in anchors[k][f].values() for c1, c2, _ in pairs}
+                for k in main]
+        common = set.intersection(*sets) if sets else set()
+        out[f] = sorted(common) if len(main) > 1 and f in SIG_BALANCED else []
+    return out
+
+
+def _balanced(anchors: dict[str, dict[str, dict[str, list[tuple[str, str, str]]]]],
+              rounds: int = 200) -> dict[str, dict[str, tuple[list[Any], list[float]]]]:
+    """{family: {status: (pairs, weights)}} for the families drawn with more than one
+    (main) status: pair weights fitted by iterative proportional fitting so that the paid
+    code and the denied code have the same distribution whatever the status (a code that
+    one status never bills in that role gets no weight). A table from either code to the
+    answer then learns only the family's prior. Families where the fit leaves a status
+    with fewer than 3 pairs (the small held-out pools) are left out (``_anchors`` draws)."""
+    out: dict[str, dict[str, tuple[list[Any], list[float]]]] = {}
+    for f in FAMILIES:
+        main = [k for k in ("1", "none") if anchors[k][f]]
+        if len(main) < 2:
+            continue
+        pairs = {k: sorted({p for ps in anchors[k][f].values() for p in ps}) for k in main}
+        w = {k: [1.0] * len(pairs[k]) for k in main}
+        for _ in range(rounds):
+            for role in (0, 1):
+                marg: dict[str, dict[str, float]] = {}
+                for k in main:
+                    tot = sum(w[k]) or 1.0
+                    m: dict[str, float] = {}
+                    for p, x in zip(pairs[k], w[k], strict=True):
+                        m[p[role]] = m.get(p[role], 0.0) + x / tot
+                    marg[k] = m
+                codes = sorted(set.intersection(*(set(c for c, v in marg[k].items() if v > 0)
+                                                  for k in main)))
+                target = {c: 1.0 for c in codes}
+                for c in codes:
+                    for k in main:
+                        target[c] *= marg[k][c] ** (1.0 / len(main))
+                norm = sum(target.values()) or 1.0
+                for k in main:
+                    w[k] = [x * (target.get(p[role], 0.0) / norm) / marg[k][p[role]]
+                            if marg[k].get(p[role]) else 0.0
+                            for p, x in zip(pairs[k], w[k], strict=True)]
+        kept = {k: [(p, x) for p, x in zip(pairs[k], w[k], strict=True) if x > 1e-9]
+                for k in main}
+        if all(len(v) >= 3 for v in kept.values()):
+            out[f] = {k: ([p for p, _ in v], [x for _, x in v]) for k, v in kept.items()}
+    return out
 
 
 def _partner_weights(anchors: dict[str, dict[str, dict[str, list[tuple[str, str, str]]]]]
@@ -436,9 +573,12 @@ def _derived(ref: Any) -> dict[str, Any]:
     for split, by_key in anchors.items():
         for k, groups in by_key.items():
             for g, codes in groups.items():
-                if not codes:
+                if not codes and any(STATUS[b] == k and g in dict(f)
+                                     for b, f in BRANCH_FAMILIES.items()):
                     raise ValueError(f"no {k!r} {g} pairs in the {split} pool of this bundle")
     data = {"pools": pools, "anchors": anchors,
+            "sigs": {split: _common_sigs(anchors[split]) for split in SPLIT_NAMES},
+            "balanced": {split: _balanced(anchors[split]) for split in SPLIT_NAMES},
             "weights": {split: _partner_weights(anchors[split]) for split in SPLIT_NAMES},
             "fees": {}, "refs": {}, "texts": {}, "memo": memo}
     _CACHE[key] = data
@@ -603,19 +743,22 @@ def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Ran
         prob = rng.choice([p for p in cat.PROBLEMS if p.level == em and p.dx != s_dx])
         em_note = (f"{cat.EM_TEXT[em]}: seen for {reason}; {pre}; "
                    f"{rng.choice(DISTINCT_LINKS)} {prob.text}.")
-        em_ptr = [dx.ptr(prob.dx)] if rng.random() < 0.75 else [s_ptr, dx.ptr(prob.dx)]
+        em_ptr = [dx.ptr(prob.dx)]
         if rng.random() < 0.5:
             em_note += f" History: {hist[0][1]}."
             dx.ptr(hist[0][0])
     else:
         em_note = f"{cat.EM_TEXT[em]}: seen for {reason}; {pre}."
         em_ptr = [s_ptr]
-        noted = hist[:rng.choice((1, 2))]
+        noted = hist[:1]
         em_note += (f" {rng.choice(NOTED_LINKS).capitalize()} "
                     f"{' and '.join(h[1] for h in noted)}: {rng.choice(NOTED_TAILS)}.")
-        letters = [dx.ptr(h[0]) for h in noted]
-        if rng.random() < 0.75:
-            em_ptr = [letters[0]]
+        for h in noted:
+            dx.ptr(h[0])
+        # the billing office lists a problem of the visit's level on the claim whether or
+        # not the visit managed it: only the note says whether it did
+        listed = rng.choice([p for p in cat.PROBLEMS if p.level == em and p.dx != s_dx])
+        dx.ptr(listed.dx)
     s_note = svc.text.format(site=site) + "; done at this visit."
     lay_em = "nurse visit" if em == "99211" else "office visit"
     return {"specialty": "family medicine", "dxs": dx.codes,
@@ -662,6 +805,7 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     sites: dict[str, str] = {}
     sides: dict[str, str] = {}
     dxs: dict[str, str] = {}
+    listed_dx = ""
     if p[first].kind == "muscle":
         pool = list(cat.MUSCLES)
         rng.shuffle(pool)
@@ -685,11 +829,18 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             sites[second] = ", ".join(sorted(muscles[:meas[second].get("n", 1)]))
         elif distinct:
             options = [s for s in SITES[kind2] if s[0] != sites[first]]
+            if kind2 == "nerve" and sides.get(first):  # a block on the same side is the
+                options = [s for s in options if s[1] != sides[first]]  # same limb's block
             sites[second], sides[second], dxs[second] = rng.choice(options)
         else:
             sites[second], sides[second] = sites[first], sides[first]
             same = [s for s in SITES[kind2] if s[0] == sites[first]]
             dxs[second] = same[0][2] if same and kind2 not in ("wound", "face") else ""
+            # the claim still lists a diagnosis for the second line as if it were another
+            # site (the billing office's view): only the notes show the site is the same
+            phantom = [s for s in SITES[kind2] if s[0] != sites[first]]
+            listed_dx = (rng.choice(p[second].dx) if p[second].dx
+                         else rng.choice(phantom)[2] if phantom else "")
     dx = _Dx()
     lines: dict[str, Any] = {}
     notes: dict[str, str] = {}
@@ -710,6 +861,8 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
         lines[code] = {"dx": d, "mods": []}
     for code in (paid, denied):
         lines[code]["ptr"] = [dx.ptr(lines[code]["dx"])]
+    if not distinct and listed_dx:
+        dx.ptr(listed_dx)
     if mod:
         s1, s2 = sides.get(paid, ""), sides.get(denied, "")
         if distinct and s1 and s2 and s1 != s2 and rng.random() < 0.35:
@@ -729,15 +882,15 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
                    ) -> dict[str, Any]:
     """Two therapy services in one session. Distinct: separate, non-overlapping time
     intervals. Not distinct: the denied service was done inside the paid one's time."""
-    r1 = rng.choice(THERAPY_REGIONS)
-    r2 = r1 if rng.random() < 0.65 else rng.choice([r for r in THERAPY_REGIONS if r != r1])
+    r1 = r2 = rng.choice(THERAPY_REGIONS)  # one region: only the clock decides
     m1, m2 = cat.THERAPY[paid][2], cat.THERAPY[denied][2]
     t1 = 8 * 60 + 5 * rng.randrange(20)
     if distinct:
         gap = 5 * rng.randrange(3)
         t2 = t1 + m1 + gap if rng.random() < 0.5 else t1 - m2 - gap
-    else:
-        t2 = t1 + 5 * rng.randrange(max(1, m1 // 5))
+    else:  # wholly inside the paid service's minutes: not one minute of its own
+        m2 = min(m2, m1)
+        t2 = t1 + 5 * rng.randrange((m1 - m2) // 5 + 1)
     dx = _Dx()
     notes, lines = {}, {}
     for code, t, m, region in ((paid, t1, m1, r1), (denied, t2, m2, r2)):
@@ -750,23 +903,21 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
             "lay": {paid: cat.THERAPY[paid][0], denied: cat.THERAPY[denied][0]}}
 
 
-# how often two lines whose diagnoses differ keep separate pointers (otherwise both lines
-# point to every diagnosis on the claim, as many practices bill): tuned so that in every
-# family about a quarter of claims point the two lines differently whether or not the notes
-# document a distinct service, so the pointers never stand in for reading the notes
-KEEP_SEPARATE_POINTERS = {("em", True): 0.25, ("em", False): 0.46, ("proc", True): 0.28,
-                          ("proc", False): 0.83, ("apart", True): 0.25,
-                          ("apart", False): 0.25, ("therapy", True): 0.66,
-                          ("therapy", False): 0.89}
-
-
 def _blur_pointers(story: dict[str, Any], paid: str, denied: str, family: str,
                    distinct: bool, rng: random.Random) -> None:
-    lines = story["lines"]
-    a, b = lines[paid]["ptr"], lines[denied]["ptr"]
-    if set(a) != set(b) and rng.random() >= KEEP_SEPARATE_POINTERS[(family, distinct)]:
-        both = sorted({*a, *b})
-        lines[paid]["ptr"], lines[denied]["ptr"] = list(both), list(both)
+    """Every line points to every diagnosis on the claim (as many practices bill), in a
+    shuffled diagnosis order: how many pointers a line has, and which, says nothing about
+    whether the notes document a distinct service."""
+    del family, distinct
+    dxs = list(story["dxs"])
+    others = [h for h, _ in cat.HISTORY if h not in dxs]
+    rng.shuffle(others)
+    dxs += others[:max(0, rng.choice((3, 4)) - len(dxs))]
+    rng.shuffle(dxs)
+    story["dxs"] = dxs
+    letters = ["ABCDEFGHIJKL"[i] for i in range(len(dxs))]
+    story["lines"][paid]["ptr"] = list(letters)
+    story["lines"][denied]["ptr"] = list(letters)
 
 
 STORIES = {"em": _story_em, "proc": _story_proc, "apart": _story_proc,
@@ -790,18 +941,31 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     data = _derived(ref)
     ref = data["memo"]
     split = split_of(seed, TASK) or "train"
-    branch = _weighted(rng, APPEAL_SIDE if appeal_half(seed) else OTHER_SIDE)
-    # indicator-1 branches draw from families whose pairs can share a site, so that the
-    # notes can show one site (a1m, a1n) or two (b, c) for the same pairs
-    status = "1s" if STATUS[branch] == "1" else STATUS[branch]
-    group = _weighted(rng, GROUP_WEIGHTS)
-    by_code = data["anchors"][split][status][group]
+    branch = branch_of(seed, rng)
+    status = STATUS[branch]
+    family = _weighted(rng, BRANCH_FAMILIES[branch])
+    fitted = data["balanced"][split].get(family, {}).get(status)
+    by_code = data["anchors"][split][status][family]
+    weights = data["weights"][split][status][family]
+    if fitted is not None:  # paid and denied codes distributed alike across statuses
+        by_code, weights = {"": fitted[0]}, {"": fitted[1]}
+    sigs = data["sigs"][split][family]
+    if sigs and fitted is None:  # the code families first, alike for every status
+        sig = rng.choice(sigs)
+        keep = {code: [i for i, (c1, c2, _) in enumerate(pairs) if _sig(c1, c2) == sig]
+                for code, pairs in by_code.items()}
+        keep = {code: idx for code, idx in keep.items() if idx}
+        if keep:
+            by_code = {code: [by_code[code][i] for i in idx] for code, idx in keep.items()}
+            weights = {code: [weights[code][i] for i in idx] for code, idx in keep.items()}
     anchor = rng.choice(list(by_code))
-    weights = data["weights"][split][status][group][anchor]
-    paid, denied, family = rng.choices(by_code[anchor], weights=weights)[0]
+    paid, denied, family = rng.choices(by_code[anchor], weights=weights[anchor])[0]
     distinct = {"b": True, "c": True, "a1m": False, "a1n": False}.get(branch)
     if distinct is None:
-        distinct = family == "apart" or rng.random() < 0.5
+        # no active edit: the notes always show a distinct service for a therapy pair (two
+        # timed services cannot share minutes, edit or not); indicator 0: either
+        distinct = (family == "apart" or (branch == "d" and family == "therapy")
+                    or rng.random() < 0.5)
     mod = {"b": True, "a1m": True, "c": False, "a1n": False}.get(branch)
     if mod is None:
         mod = rng.random() < 0.5
@@ -815,7 +979,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     insurer = rng.choice(INSURERS)
     practice = rng.choice(PT_PRACTICES if family == "therapy" else PRACTICES)
     patient = person(rng)
-    case_id = f"CLR-{seed}-{''.join(rng.choice(CODE_CHARS) for _ in range(4))}"
+    case_id = (f"CLR-{rng.randrange(10**5, 10**6)}-"
+               f"{''.join(rng.choice(CODE_CHARS) for _ in range(4))}")
     claim_id = ident(rng, "CLM", 8)
     plan_id = ident(rng, "PLN", 6)
     account = ident(rng, "ACCT", 7)
@@ -860,9 +1025,6 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # the claim lists the patient's other conditions too (3 or 4 diagnoses in all), so the
     # length of the list says nothing about how many problems the visit managed
     dxs = list(story["dxs"])
-    others = [h for h, _ in cat.HISTORY if h not in dxs]
-    rng.shuffle(others)
-    dxs += others[:max(0, rng.choice((3, 4)) - len(dxs))]
     ptr_paid = story["lines"][paid]["ptr"]
     ptr_denied = story["lines"][denied]["ptr"]
 
@@ -1000,7 +1162,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     indicator = ncci_ref["data"].get("modifier_indicator", "none")
     relevant = [ids["claim"], ids["provider"], ncci_ref["artifact_id"]]
     expected = {
-        "finding": finding, "responsible_party": party, "resolution_type": resolution,
+        "finding": finding, "responsible_party": party,
+        # a legitimate CO denial is the provider's write-off: naming the provider is as right
+        "responsible_party_alt": "provider" if finding == "legitimate_denial" else party,
+        "resolution_type": resolution,
         "appeal_reason": reason, "amount_cents": fee_denied,
         "denied_billed_cents": billed_denied, "modifier_indicator": indicator,
         "ncci_pair": f"{paid}/{denied}", "paid_code": paid, "denied_code": denied,

@@ -65,6 +65,9 @@ def _get(observation: Any, name: str, default: Any = None) -> Any:
     return getattr(observation, name, default)
 
 
+MANAGED = ("prescribed", "started", "increased", "referral", "arranged")
+
+
 def _intervals(text: str) -> list[tuple[int, int]]:
     return [(int(a) * 60 + int(b), int(c) * 60 + int(d)) for a, b, c, d in INTERVAL.findall(text)]
 
@@ -90,10 +93,10 @@ def documented_distinct(provider: dict[str, Any]) -> bool | None:
         (s1, e1), (s2, e2) = ia[0], ib[0]
         return e1 <= s2 or e2 <= s1
     em = [c for c in codes if c.startswith("992")]
-    if em:
-        other = b if em[0] == a else a
-        return bool(set(lines[em[0]].get("diagnosis_pointers", []))
-                    - set(lines[other].get("diagnosis_pointers", [])))
+    if em:  # a separate problem managed: something prescribed, started or arranged (a rule
+        # of thumb: it misses a problem managed with advice only)
+        text = notes[em[0]].lower()
+        return any(w in text for w in MANAGED)
     return _anatomy(notes[a]) != _anatomy(notes[b])
 
 
