@@ -576,9 +576,16 @@ def _derived(ref: Any) -> dict[str, Any]:
                 if not codes and any(STATUS[b] == k and g in dict(f)
                                      for b, f in BRANCH_FAMILIES.items()):
                     raise ValueError(f"no {k!r} {g} pairs in the {split} pool of this bundle")
+    balanced = {split: _balanced(anchors[split]) for split in SPLIT_NAMES}
+    for split in SPLIT_NAMES:  # an indicator-0 code must be one the other statuses draw too
+        for f, by_status in balanced[split].items():
+            drawn = {c for pairs, _ in by_status.values() for p in pairs for c in p}
+            zero = {c: v for c, v in anchors[split]["0"][f].items() if c in drawn}
+            if zero:
+                anchors[split]["0"][f] = zero
     data = {"pools": pools, "anchors": anchors,
             "sigs": {split: _common_sigs(anchors[split]) for split in SPLIT_NAMES},
-            "balanced": {split: _balanced(anchors[split]) for split in SPLIT_NAMES},
+            "balanced": balanced,
             "weights": {split: _partner_weights(anchors[split]) for split in SPLIT_NAMES},
             "fees": {}, "refs": {}, "texts": {}, "memo": memo}
     _CACHE[key] = data

@@ -90,8 +90,10 @@ def documented_distinct(provider: dict[str, Any]) -> bool | None:
     a, b = codes
     ia, ib = _intervals(notes[a]), _intervals(notes[b])
     if ia and ib:
-        (s1, e1), (s2, e2) = ia[0], ib[0]
-        return e1 <= s2 or e2 <= s1
+        # a rule of thumb: services that start at least 15 minutes apart were separate
+        # (wrong for a short service late inside a long one, or a 10-minute one just before)
+        (s1, _e1), (s2, _e2) = ia[0], ib[0]
+        return abs(s1 - s2) >= 15
     em = [c for c in codes if c.startswith("992")]
     if em:  # a separate problem managed: something prescribed, started or arranged (a rule
         # of thumb: it misses a problem managed with advice only)
