@@ -26,11 +26,14 @@ Branches (what the agent must conclude, from the edit *and* the notes):
 - ``d``  no active edit (deleted or never listed): the insurer applied an edit that does not
   exist, appeal ``no_active_edit`` whatever the modifiers or notes.
 
-Balance: every pair of consecutive seeds (2k, 2k+1) holds one scenario whose answer is an
-appeal and one whose answer is not (which is which comes from a SHA-256 of k), so
-``resolution_type``/``responsible_party``/``appeal_reason`` are never above 50% modal on a split
-of whole seed pairs; the branch shares inside each half keep the modifiers on the claim, the
-family and the codes from predicting the outcome much better than the modal class.
+Balance: the seeds of each split are ranked by a SHA-256 of the seed; the first half of the
+ranking answers with an appeal (b or d), the second half does not, and inside each half the
+branches take their exact shares in rank order (``_split_branches``), so every split is
+exactly 50% appeal and no seed tells anything about its neighbours. No visible id holds the
+seed. Every claim line points to every diagnosis; the family drawn per branch follows
+``BRANCH_FAMILIES``; in train, the paid and denied codes of therapy and "apart" pairs have the
+same distribution under every edit status (``_balanced``), so neither the codes, the
+modifiers nor the pointers predict the outcome much better than the modal class.
 """
 
 from __future__ import annotations
