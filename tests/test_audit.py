@@ -127,7 +127,10 @@ def test_no_shortcut_wins(reports: dict[str, dict[str, Any]], task: str) -> None
     rep = reports[task]
     text = format_audit(rep)
     best = rep["best_shortcut"]
-    assert best["pass_rate"] <= 0.05, text
+    # a constant answer with the process done passes exactly where its class is the answer
+    # (and the amount, if any, is free): no shortcut may pass more than the most common
+    # finding's share plus 0.05
+    assert best["pass_rate"] <= rep["modal_share"]["finding"]["share"] + 0.05, text
     for f in rep["fields"]:
         assert best["field_accuracy"][f] <= rep["modal_share"][f]["share"] + 0.10, (f, text)
 

@@ -589,7 +589,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # People, parties, ids.
     patient = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
     dob = dt.date(rng.randrange(1952, 2002), rng.randrange(1, 13), rng.randrange(1, 29))
-    case_id = f"CLR-{seed}-{_token(rng, 4)}"
+    case_id = f"CLR-{rng.randrange(10**5, 10**6)}-{_token(rng, 4)}"  # never the seed
     specialty = PRACTICE_SPECIALTY.get(pkg["specialty"], pkg["specialty"])
     # Names say nothing about the kind of party: half the physician practices carry a
     # facility-sounding name (a hospital-affiliated group, "Imaging & ... Associates"), half

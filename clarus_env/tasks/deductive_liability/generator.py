@@ -700,7 +700,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     older_paid_date = older_processed + dt.timedelta(days=rng.randrange(8, 16))
 
     # -- ids ----------------------------------------------------------------------------
-    case_id = f"CLR-{seed}-{_chars(rng, 4)}"
+    case_id = f"CLR-{rng.randrange(10**5, 10**6)}-{_chars(rng, 4)}"  # never the seed
     patient = C.person(rng)
     claim_id = f"CLM-{_digits(rng, 8)}"
     older_claim_id = f"CLM-{_digits(rng, 8)}"
