@@ -27,6 +27,7 @@ change.
 from __future__ import annotations
 
 import importlib
+import itertools
 import math
 import re
 from collections import Counter, defaultdict
@@ -454,10 +455,12 @@ def reference_agents(task: str) -> dict[str, Callable[[], Any]]:
     from .agents import make_agent
 
     H = heuristic_class(task)  # noqa: N806 - a class
+    episodes = itertools.count()
     out: dict[str, Callable[[], Any]] = {
         "oracle": lambda: make_agent("oracle", task),
         "heuristic": lambda: H(),
-        "random": lambda: make_agent("random", task, seed=0),
+        # a fresh random stream per episode (as `clarus eval` gives), deterministic per run
+        "random": lambda: make_agent("random", task, seed=next(episodes)),
     }
     for hidden in ABLATIONS.get(task, ()):
         out["heuristic-no-" + "+".join(hidden)] = lambda hidden=hidden: H(

@@ -104,8 +104,9 @@ def test_grade_details_never_state_an_expected_value() -> None:
                 res = env.step(action)
                 obs = res.observation
             exp = load_scenario(task, seed)["expected"]
-            secret = {str(exp[f]) for f in ("finding", "responsible_party", "resolution_type",
-                                            "appeal_reason") if f in exp} - {"none"}
+            # the party is left out: provider/facility/insurer also name record types
+            secret = {str(exp[f]) for f in ("finding", "resolution_type", "appeal_reason")
+                      if f in exp} - {"none"}
             said = " ".join(sent)
             for c in res.info["grade"]["checks"]:
                 for value in secret:
