@@ -49,6 +49,18 @@ def dollars(amount_cents: int) -> str:
     return f"{sign}{abs(amount_cents) // 100}.{abs(amount_cents) % 100:02d}"
 
 
+def weighted_choice(rng: random.Random, options: tuple[tuple[str, int], ...]) -> str:
+    """One name from (name, integer weight) pairs with a single ``randrange`` draw, so a
+    generator's byte output depends only on the weights, never on float rounding."""
+    total = sum(w for _, w in options)
+    x = rng.randrange(total)
+    for name, w in options:
+        if x < w:
+            return name
+        x -= w
+    raise AssertionError("unreachable")
+
+
 # -- people, ids, dates -----------------------------------------------------------------
 def person(rng: random.Random) -> str:
     return f"{rng.choice(FIRST)} {rng.choice(LAST)}"

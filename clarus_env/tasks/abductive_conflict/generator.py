@@ -68,6 +68,7 @@ from ..common import (
     rarc_text,
     regulation,
 )
+from ..common import weighted_choice as _weighted
 from . import catalog as cat
 
 TASK = "abductive_conflict"
@@ -932,16 +933,6 @@ def _blur_pointers(story: dict[str, Any], paid: str, denied: str, family: str,
 
 STORIES = {"em": _story_em, "proc": _story_proc, "apart": _story_proc,
            "therapy": _story_therapy}
-
-
-def _weighted(rng: random.Random, options: tuple[tuple[str, int], ...]) -> str:
-    total = sum(w for _, w in options)
-    x = rng.randrange(total)
-    for name, w in options:
-        if x < w:
-            return name
-        x -= w
-    raise AssertionError("unreachable")
 
 
 # -- the generator -------------------------------------------------------------------------

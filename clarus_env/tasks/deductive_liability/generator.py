@@ -70,6 +70,7 @@ from typing import Any
 
 from ...splits import seeds, split_of
 from .. import common as C
+from ..common import weighted_choice as _weighted
 
 TASK = "deductive_liability"
 
@@ -291,16 +292,6 @@ def price_lines(lines: list[dict[str, Any]], plan: dict[str, Any], *, visit_copa
         oop_left -= cs["patient"]
         out.append(cs)
     return out
-
-
-def _weighted(rng: random.Random, pairs: tuple[tuple[str, int], ...]) -> str:
-    total = sum(w for _, w in pairs)
-    x = rng.randrange(total)
-    for name, w in pairs:
-        if x < w:
-            return name
-        x -= w
-    raise AssertionError("unreachable")
 
 
 def _weekday(d: dt.date) -> dt.date:
