@@ -1,23 +1,25 @@
 """Clarus as a TRL ``environment_factory``: ``GRPOTrainer(environment_factory=...)``.
 
-TRL builds one instance per rollout with no arguments, calls ``reset(**row)`` with the dataset
-row (``task_name`` and ``seed`` columns are honoured, the rest ignored) and appends the text it
-returns to the prompt; every other public method becomes a tool whose schema TRL reads from
-the type hints and the Google-style docstring. So the class exposes exactly one public method
-per action of its task — nothing else public is callable — and keeps its reward in attributes
-for the reward function::
+TRL (1.16) builds one instance per rollout with no arguments (and pools them: an instance is
+reset again for later batches), calls ``reset(**row)`` with the dataset row (``task_name``,
+``seed`` and ``split`` columns are honoured, the rest ignored) and appends the text it returns
+to the last user message; every other public function of the class except ``get_reward``
+becomes a tool whose schema transformers' ``get_json_schema`` reads from the type hints and
+the Google-style docstring. So the class exposes exactly one public method per action of its
+task, plus ``reset`` and ``get_reward`` — TRL's hook for an environment that owns its reward:
+it is called once per finished rollout and logged under the class name, so no reward function
+is needed::
 
     from clarus_env.trl_adapter import make_trl_env
 
-    def reward_func(environments, **kwargs):
-        return [env.reward for env in environments]
-
-    trainer = GRPOTrainer(model=..., reward_funcs=reward_func, train_dataset=dataset,
+    trainer = GRPOTrainer(model=..., train_dataset=dataset,  # columns: prompt, seed
                           environment_factory=make_trl_env("deductive_liability"))
 
-Methods are generated from ``clarus_env.actions`` (the specs the runtime validates against),
-so tools, runtime and JSON Schemas cannot drift apart. The episode runs in-process, or on a
-Clarus server when ``CLARUS_ENV_URL`` (or the class attribute ``env_url``) is set.
+Reward functions can still read the episode from ``environments`` (``reward``, ``score``,
+``done``, ``actions``...), e.g. to log outcome accuracy. Methods are generated from
+``clarus_env.actions`` (the specs the runtime validates against), so tools, runtime and JSON
+Schemas cannot drift apart. The episode runs in-process, or on a Clarus server when
+``CLARUS_ENV_URL`` (or the class attribute ``env_url``) is set.
 """
 
 from __future__ import annotations
@@ -118,7 +120,9 @@ class _ClarusTRLBase:
 
     ``reward`` — the episode's return so far (step rewards; the final step adds the graded
     score), ``last_reward`` — the latest step's reward, ``score`` — the graded score once the
-    episode is done (else None), ``done``, ``steps``, ``observation`` (the latest, a dict).
+    episode is done (else None), ``done``, ``steps``, ``observation`` (the latest, a dict),
+    ``task`` and ``seed`` (what ``reset`` played) and ``actions`` (the actions taken, as
+    ``{"action_type", "parameters"}`` dicts — a rollout can be replayed from them).
     """
 
     task_name: ClassVar[str | None] = None
@@ -129,6 +133,9 @@ class _ClarusTRLBase:
     def __init__(self) -> None:
         self._env: Any = None
         self._task: str | None = None
+        self.task: str | None = None
+        self.seed: int | None = None
+        self.actions: list[dict[str, Any]] = []
         self.reward = 0.0
         self.last_reward = 0.0
         self.score: float | None = None
@@ -155,11 +162,17 @@ class _ClarusTRLBase:
                 self._env = InProcessClient()
         obs = self._env.reset(task_name=task, seed=None if seed is None else int(seed),
                               split=kwargs.get("split") or self.split)
-        self._task = task
+        self._task = self.task = task
+        self.seed = None if seed is None else int(seed)
+        self.actions = []
         self.reward, self.last_reward, self.score = 0.0, 0.0, None
         self.done, self.steps, self.observation = False, 0, obs
         return (system_prompt(task) + "\n\nThe episode starts. Observation:\n"
                 + render_observation(obs))
+
+    def get_reward(self) -> float:
+        """The episode's return, for TRL, which calls this once per finished rollout."""
+        return self.reward
 
     def _default_task(self) -> str:
         return self.task_name or os.environ.get(DEFAULT_TASK_ENV) or self.tasks[0]
@@ -169,7 +182,9 @@ class _ClarusTRLBase:
             raise ValueError("no episode: reset() has not been called")
         if self.done:
             raise ValueError(f"The episode is over (score {self.score}); no more actions.")
-        res = self._env.step({"action_type": name, "parameters": params})
+        action = {"action_type": name, "parameters": params}
+        res = self._env.step(action)
+        self.actions.append(action)
         self.steps += 1
         self.last_reward = float(res["reward"])
         self.reward = round(self.reward + self.last_reward, 6)

@@ -1,7 +1,7 @@
 """The TRL ``environment_factory`` adapter, without TRL: the shape TRL relies on (no-arg
 constructor, ``reset(**row) -> str``, one public method per action with type hints and a
-Google-style docstring describing every argument, nothing else public and callable) and full
-oracle episodes played through its methods."""
+Google-style docstring describing every argument, ``get_reward() -> float``, nothing else
+public and callable) and full oracle episodes played through its methods."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ def args_section(doc: str) -> dict[str, str]:
                                         (CodingTRLEnv, CODING_ACTIONS)])
 def test_shape_trl_relies_on(cls: type, specs: dict) -> None:
     env = cls()  # TRL constructs it with no arguments
-    assert public_callables(env) == {"reset", *specs}
+    assert public_callables(env) == {"reset", "get_reward", *specs}
+    assert typing.get_type_hints(cls.get_reward) == {"return": float}
     assert isinstance(env.reward, float) and env.done is False
     assert inspect.signature(cls.reset).return_annotation in (str, "str")
     for name, spec in specs.items():
@@ -98,6 +99,10 @@ def test_full_oracle_episode_through_the_methods(task: str) -> None:
     want_return, want_score = reference_run(task, 1001)
     assert env.done and env.steps == len(outputs)
     assert env.score == want_score and env.reward == pytest.approx(want_return)
+    assert env.get_reward() == env.reward and (env.task, env.seed) == (task, 1001)
+    assert env.actions == [{"action_type": a["action_type"],
+                            "parameters": a.get("parameters", {})}
+                           for a in get_task(task).oracle(load_scenario(task, 1001))]
     with pytest.raises(ValueError, match="episode is over"):
         if task == "medical_coding":
             env.search_icd10(query="pharyngitis")
@@ -105,6 +110,7 @@ def test_full_oracle_episode_through_the_methods(task: str) -> None:
             env.close_case()
     env.reset(seed=1002)  # a new episode on the same instance starts clean
     assert (env.done, env.steps, env.reward, env.score) == (False, 0, 0.0, None)
+    assert (env.actions, env.seed) == ([], 1002)
 
 
 def test_invalid_arguments_are_feedback_not_crashes() -> None:
