@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	$(BIN)/pip install --quiet -c requirements/lock.txt -e '.[pipeline,server,llm,dev,train]'
 	$(BIN)/pip install --quiet --no-deps openenv-core==0.3.0  # test-only: OpenEnv's own client
 	$(BIN)/pip install --quiet -c requirements/lock.txt 'fastmcp-slim[client]==4.2.3'  # what its client imports
-	command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq redis-server)  # the shared session store's tests
+	command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq redis-server) || echo "redis-server not installed: the Redis session-store tests will skip"
 	mkdir -p $(DAGSTER_HOME) && touch $(DAGSTER_HOME)/dagster.yaml
 	touch $(STAMP)
 
