@@ -31,7 +31,10 @@ from clarus_env.splits import seeds
 from clarus_env.tasks import get_task
 from clarus_env.tasks.abductive_conflict import catalog as cat
 from clarus_env.tasks.abductive_conflict import generator as gen
-from clarus_env.tasks.abductive_conflict.heuristic import HeuristicAgent, documented_distinct
+from clarus_env.tasks.abductive_conflict.heuristic import (
+    HeuristicAgent,
+    _anatomy,
+)
 from clarus_env.tasks.common import cents, cost_share, dollars, pct_of, plan_terms
 
 TASK = "abductive_conflict"
@@ -324,6 +327,17 @@ def _derive(scenario: dict[str, Any]) -> tuple[str, str, str, str]:
     return "missing_modifier", "provider", "corrected_claim_request", "none"
 
 
+def _sites_distinct(provider: dict[str, Any]) -> bool:
+    """An exact reading of two procedure notes (unlike the heuristic's rule of thumb): a
+    separate lesion at one named site is distinct; otherwise the named sites decide, a
+    landmark in parentheses only placing the lesion on its site."""
+    notes = [n.split(": ", 1)[1] for n in provider["notes"] if n.startswith("Line ")]
+    if any("a separate lesion" in n or "a separate laceration" in n for n in notes):
+        return True
+    a, b = (re.sub(r"\([^)]*\)", "", n) for n in notes)
+    return _anatomy(a) != _anatomy(b)
+
+
 def test_expected_follows_from_the_bundle_and_the_notes(ref: Any, dev: list[dict[str, Any]],
                                                         test_split: list[dict[str, Any]]
                                                         ) -> None:
@@ -348,7 +362,7 @@ def test_expected_follows_from_the_bundle_and_the_notes(ref: Any, dev: list[dict
         # in test_domain_fixes (the heuristic reads them by a rule of thumb)
         provider = next(a for a in s["artifacts"] if a["type"] == "provider_record")["data"]
         if v["family"] not in ("em", "therapy"):
-            assert documented_distinct(provider) is v["distinct_documented"], s["seed"]
+            assert _sites_distinct(provider) is v["distinct_documented"], s["seed"]
         # the denial carries a real, current CARC and RARC
         denied = next(line for a in s["artifacts"] if a["type"] == "eob"
                       and not a["distractor"] for line in a["data"]["lines"]
@@ -849,7 +863,10 @@ def test_domain_fixes(dev: list[dict[str, Any]], test_split: list[dict[str, Any]
     """A nerve block "distinct" only on the other limb; a not-distinct therapy service lies
     wholly inside the paid one's minutes, same region; no active edit on a therapy pair
     always comes with separate minutes; a legitimate CO denial accepts provider too."""
-    clock = re.compile(r"(\d\d):(\d\d)–(\d\d):(\d\d) \(\d+ min\), ([^.]+)\.")
+    # the three ways the notes write a service's clock (start, end) and then the region
+    clock = re.compile(r"(?:from )?(\d\d):(\d\d)(?:–| to )(\d\d):(\d\d) \(\d+ min\), "
+                       r"([^.]+)\.|\d+ min starting (\d\d):(\d\d), ending (\d\d):(\d\d), "
+                       r"([^.]+)\.")
     for s in dev + test_split:
         v, e = s["variant"], s["expected"]
         prov = next(a for a in s["artifacts"] if a["type"] == "provider_record")["data"]
@@ -863,8 +880,10 @@ def test_domain_fixes(dev: list[dict[str, Any]], test_split: list[dict[str, Any]
             if v["distinct_documented"] and side in notes[other]:
                 assert "wrist" not in notes[other] and "carpal" not in notes[other], notes
         if v["family"] == "therapy":
-            (p1, p2, p3, p4, r1), = clock.findall(notes[e["paid_code"]])
-            (d1, d2, d3, d4, r2), = clock.findall(notes[e["denied_code"]])
+            (p1, p2, p3, p4, r1), = ([g for g in m if g] for m in
+                                     clock.findall(notes[e["paid_code"]]))
+            (d1, d2, d3, d4, r2), = ([g for g in m if g] for m in
+                                     clock.findall(notes[e["denied_code"]]))
             ps, pe = int(p1) * 60 + int(p2), int(p3) * 60 + int(p4)
             ds, de = int(d1) * 60 + int(d2), int(d3) * 60 + int(d4)
             assert r1 == r2

@@ -295,6 +295,22 @@ PROBLEMS: tuple[Problem, ...] = (
             "liver tests and lipids to be repeated in 6 weeks"),
     Problem("F41.1", "99214", "worsening anxiety with poor sleep; sertraline increased to "
             "100 mg, counseling referral, follow-up in 4 weeks"),
+    # problems managed in the words clinicians use beyond "prescribed" or "started" (a
+    # prescription renewed, continued, titrated, switched): drug management all the same
+    Problem("I10", "99213", "blood pressure 142/88 with home readings alike; hypertension "
+            "stable; lisinopril 10 mg renewed for 90 days and sodium intake reviewed"),
+    Problem("M54.50", "99213", "two weeks of low back pain after lifting, no red flags; "
+            "naproxen 500 mg twice daily for 10 days with a home stretching program"),
+    Problem("E11.65", "99214", "type 2 diabetes with hyperglycemia, A1c 8.1% up from 7.2%; "
+            "metformin titrated to 1,000 mg twice daily, home glucose log reviewed, foot "
+            "exam normal"),
+    Problem("I10", "99214", "hypertension above goal at 154/96 on two readings; lisinopril "
+            "adjusted from 10 to 20 mg, potassium and creatinine to be checked in two weeks"),
+    Problem("G43.909", "99214", "migraines now weekly despite sumatriptan; switched to "
+            "rizatriptan with topiramate titration begun, headache diary reviewed"),
+    Problem("I50.9", "99215", "heart failure with a 3 kg weight gain, orthopnea and leg edema; "
+            "severe exacerbation; admission discussed and declined by the patient, "
+            "furosemide doubled with next-day weight and electrolyte checks"),
     Problem("I48.91", "99215", "irregular pulse of 118; atrial fibrillation with rapid "
             "response found; metoprolol started, anticoagulation chosen after a bleeding-risk "
             "discussion, same-week cardiology referral"),

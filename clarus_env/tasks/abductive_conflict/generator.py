@@ -690,10 +690,28 @@ DISTINCT_LINKS = ("also addressed:", "in addition,", "second concern today:", "s
                   "also discussed:")
 NOTED_LINKS = ("also addressed:", "in addition,", "also discussed:", "separately,",
                "history reviewed:")
-NOTED_TAILS = ("stable, current treatment continued without change",
-               "no new symptoms; managed by the treating specialist, nothing changed today",
-               "reviewed in passing, no change to the plan",
-               "unchanged since the last visit; no medication change")
+# a condition the note only lists: not evaluated or treated at this visit (AMA 2021: a
+# notation that another professional manages it is not a problem addressed)
+NOTED_TAILS = ("listed in the history, not evaluated today",
+               "managed by the treating specialist; not assessed or changed at this visit",
+               "on the problem list only, no assessment today",
+               "followed elsewhere; nothing reviewed or changed today")
+# aftercare of the service itself (part of the service, never a separate problem), written
+# into half of the visit notes of every branch, so "arranged" or "prescribed" in a note
+# says nothing about whether the visit managed another problem
+AFTERCARE = ("follow-up arranged in {weeks} weeks to review the response to the {lay}",
+             "ibuprofen prescribed as needed for soreness after the {lay}; return precautions "
+             "given",
+             "aftercare for the {lay} explained and a recheck arranged in {weeks} weeks",
+             "acetaminophen advised as needed after the {lay}; call if symptoms worsen")
+# where on a limb or the trunk a lesion lies: added to one skin note in half of the stories
+# of every branch, so a landmark word never tells one site from another
+LANDMARKS = {"forearm": ("just below the elbow", "two fingerbreadths above the wrist"),
+             "upper arm": ("just above the elbow", "over the lateral arm"),
+             "thigh": ("just above the knee", "over the anterior thigh"),
+             "lower leg": ("just above the ankle", "below the knee"),
+             "back": ("near the shoulder blade", "beside the spine"),
+             "shoulder": ("over the top of the shoulder", "near the upper arm")}
 PRE_PROCEDURE = ("focused history and exam of that problem, prior treatment reviewed, options "
                  "discussed and the {lay} chosen",
                  "examined; findings as expected for the problem, decision made to proceed "
@@ -750,6 +768,8 @@ def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Ran
     pre = rng.choice(PRE_PROCEDURE).format(lay=svc.lay)
     hist = list(cat.HISTORY)
     rng.shuffle(hist)
+    if rng.random() < 0.5:
+        pre += "; " + rng.choice(AFTERCARE).format(lay=svc.lay, weeks=rng.choice((2, 4, 6)))
     if distinct:
         prob = rng.choice([p for p in cat.PROBLEMS if p.level == em and p.dx != s_dx])
         em_note = (f"{cat.EM_TEXT[em]}: seen for {reason}; {pre}; "
@@ -817,6 +837,7 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     sides: dict[str, str] = {}
     dxs: dict[str, str] = {}
     listed_dx = ""
+    separate = 0  # cm between two distinct lesions at one named site (0: not that story)
     if p[first].kind == "muscle":
         pool = list(cat.MUSCLES)
         rng.shuffle(pool)
@@ -838,6 +859,13 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             muscles = list(cat.MUSCLES)
             rng.shuffle(muscles)
             sites[second] = ", ".join(sorted(muscles[:meas[second].get("n", 1)]))
+        elif distinct and (p[first].kind == "skin" and kind2 in ("skin", "wound")
+                           and rng.random() < 0.4):
+            # a separate lesion (or laceration) at the same named site: distinct all the
+            # same (NCCI: a separate lesion supports XS/59), only the note's words say so
+            sites[second] = sites[first]
+            dxs[second] = next(s[2] for s in SITES[kind2] if s[0] == sites[first])
+            separate = rng.choice((2, 3, 4, 5, 6))
         elif distinct:
             options = [s for s in SITES[kind2] if s[0] != sites[first]]
             if kind2 == "nerve" and sides.get(first):  # a block on the same side is the
@@ -852,6 +880,12 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             phantom = [s for s in SITES[kind2] if s[0] != sites[first]]
             listed_dx = (rng.choice(p[second].dx) if p[second].dx
                          else rng.choice(phantom)[2] if phantom else "")
+    # where on the site the first lesion lies, in half of the skin stories of every branch
+    marks = next((v for k, v in LANDMARKS.items() if k in sites[first]), ())
+    # (never beside a nerve block: a lesion "above the wrist" next to a wrist block would
+    # read as the block's own field)
+    landmark = (rng.choice(marks) if marks and p[first].kind == "skin"
+                and p[second].kind != "nerve" and rng.random() < 0.5 else "")
     dx = _Dx()
     lines: dict[str, Any] = {}
     notes: dict[str, str] = {}
@@ -867,7 +901,11 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             other = order[0] if code == order[1] else order[1]
             d = lines[other]["dx"] if other in lines else "M79.2"
         n = meas[code].get("n", 1)
-        text = proc.text.format(site=sites[code], size=meas[code].get("size", ""), n=n)
+        site = f"{sites[code]} ({landmark})" if landmark and code == first else sites[code]
+        text = proc.text.format(site=site, size=meas[code].get("size", ""), n=n)
+        if separate and code == second:
+            what = "laceration" if p[code].kind == "wound" else "lesion"
+            text += f"; a separate {what}, {separate} cm away from the other line's lesion"
         notes[code] = text[0].upper() + text[1:] + "."
         lines[code] = {"dx": d, "mods": []}
     for code in (paid, denied):
@@ -904,9 +942,13 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
         t2 = t1 + 5 * rng.randrange((m1 - m2) // 5 + 1)
     dx = _Dx()
     notes, lines = {}, {}
+    # therapists write the clock in more than one way
+    clock = rng.choice(("{a}–{b} ({m} min)", "from {a} to {b} ({m} min)",
+                        "{m} min starting {a}, ending {b}"))
     for code, t, m, region in ((paid, t1, m1, r1), (denied, t2, m2, r2)):
+        when = clock.format(a=_clock(t), b=_clock(t + m), m=m)
         notes[code] = (f"{cat.THERAPY[code][1][0].upper()}{cat.THERAPY[code][1][1:]}, "
-                       f"{_clock(t)}–{_clock(t + m)} ({m} min), {region[0]}.")
+                       f"{when}, {region[0]}.")
         lines[code] = {"mods": ["GP"], "ptr": [dx.ptr(region[1])]}
     if mod:
         lines[denied]["mods"].append(rng.choice(("59", "XU")))
