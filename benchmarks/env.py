@@ -2,6 +2,13 @@
 compile scenarios/s — each with a same-process baseline to read it against.
 
 Run: ``.venv/bin/python benchmarks/env.py [--episodes N] [--tasks ...]`` (one core).
+
+``--loop`` times the loop a user runs instead (``clarus_env.evaluation.run_episode``: reset
+from the frozen dev split, a fresh agent per episode, every step, the grade), because the
+component figures above pre-load scenarios and pre-plan actions outside the timer and so
+overstate what a user gets. ``--grades OUT`` writes every check result and score of the
+oracle, heuristic and random agents over the committed dev and test splits, and
+``--compare OLD NEW`` lists any difference: run it before and after a speed change.
 """
 
 from __future__ import annotations
@@ -95,13 +102,78 @@ def bench_task(task: str, episodes: int) -> None:
           f"same scenarios {loads:,.0f}/s)")
 
 
+def bench_loop(task: str, agent: str, rounds: int) -> tuple[float, float]:
+    """Episodes/s and µs per episode of the user's loop over the dev split, best of
+    ``rounds`` passes (the best pass is the one least disturbed by other processes)."""
+    from clarus_env.env import make
+    from clarus_env.evaluation import run_episode
+    from clarus_env.splits import seeds
+
+    env = make(task, split="dev")
+    dev = list(seeds("dev", task))
+    for s in dev[:10]:  # open the bundle and the split file once, outside the timer
+        run_episode(env, agent, s, 0)
+    best = float("inf")
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for s in dev:
+            run_episode(env, agent, s, 0)
+        best = min(best, time.perf_counter() - t)
+    return len(dev) / best, best / len(dev) * 1e6
+
+
+def grade_fingerprint(tasks: list[str]) -> dict[str, object]:
+    """Every check result, score and reward of the three baselines over dev and test."""
+    from clarus_env.env import make
+    from clarus_env.evaluation import run_episode
+    from clarus_env.splits import seeds
+
+    out: dict[str, object] = {}
+    for task in tasks:
+        for split in ("dev", "test"):
+            env = make(task, split=split)
+            for agent in ("oracle", "heuristic", "random"):
+                for s in seeds(split, task):
+                    e = run_episode(env, agent, s, 0)
+                    out[f"{task}/{split}/{agent}/{s}"] = {
+                        "grade": e["grade"], "rewards": e["rewards"], "actions": e["actions"],
+                        "cases": e.get("cases")}
+    return out
+
+
 def main() -> None:
     from clarus_env.tasks import TASKS
 
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--episodes", type=int, default=2000)
     p.add_argument("--tasks", nargs="*", default=list(TASKS))
+    p.add_argument("--loop", action="store_true",
+                   help="time the full user loop (run_episode) per task and agent")
+    p.add_argument("--agents", nargs="*", default=["oracle", "heuristic"])
+    p.add_argument("--rounds", type=int, default=5, help="--loop: passes over the dev split")
+    p.add_argument("--grades", metavar="OUT", help="write the grade fingerprint to OUT")
+    p.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"),
+                   help="compare two grade fingerprints")
     args = p.parse_args()
+    if args.compare:
+        old, new = (json.loads(Path(f).read_text()) for f in args.compare)
+        diffs = [k for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]
+        for k in diffs[:20]:
+            print(f"differs: {k}")
+        print(f"{len(diffs)} of {len(old)} episodes differ")
+        sys.exit(1 if diffs else 0)
+    if args.grades:
+        fp = grade_fingerprint(args.tasks)
+        Path(args.grades).write_text(json.dumps(fp, sort_keys=True) + "\n")
+        print(f"{len(fp)} episodes written to {args.grades}")
+        return
+    if args.loop:
+        print(f"{'task':<26}{'agent':<11}{'episodes/s':>11}{'µs/episode':>12}")
+        for task in args.tasks:
+            for agent in args.agents:
+                rate, us = bench_loop(task, agent, args.rounds)
+                print(f"{task:<26}{agent:<11}{rate:>11,.0f}{us:>12,.0f}", flush=True)
+        return
     for task in args.tasks:
         bench_task(task, args.episodes)
 

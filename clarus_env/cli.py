@@ -98,7 +98,7 @@ def _lookup(args: argparse.Namespace) -> int:
 
 def _eval(args: argparse.Namespace) -> int:
     from .agents import AGENTS
-    from .evaluation import ALL_TASKS, dump, evaluate, format_table
+    from .evaluation import ALL_TASKS, default_workers, dump, evaluate, format_table
 
     agents = [a.strip() for a in args.agent.split(",") if a.strip()]
     unknown = [a for a in agents if a not in AGENTS]
@@ -108,10 +108,13 @@ def _eval(args: argparse.Namespace) -> int:
     if args.out and len(agents) > 1:
         raise ValueError("--out stores one agent's trajectories; give a single --agent")
     tasks = ALL_TASKS if args.task == "all" else (args.task,)
+    if args.workers is None:
+        args.workers = default_workers()
     overview: dict[str, dict[str, dict[str, float]]] = {}
     for agent in agents:
         results = evaluate(agent, tasks, args.split, trials=args.trials, limit=args.limit,
-                           progress=not args.quiet)
+                           progress=not args.quiet, workers=args.workers,
+                           backend=args.backend, address=args.address)
         print(format_table(results) + "\n")
         overview[agent] = results["summary"]
         if args.out:
@@ -198,6 +201,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("--limit", type=int, default=None, help="only the first N seeds of the split")
     ev.add_argument("--out", help="write trajectories and grades to this JSON file")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
+    ev.add_argument("--workers", type=int, default=None,
+                    help="processes (or Ray actors) running episodes; default: every core "
+                         "this process may use. Results are the same for any number")
+    ev.add_argument("--backend", default="process", choices=("process", "ray"),
+                    help="ray: run on a Ray cluster (pip install 'clarus[ray]')")
+    ev.add_argument("--address", default=None,
+                    help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
     ev.set_defaults(func=_eval)
     inf = sub.add_parser("infer", help="LLM baseline: an OpenAI-compatible model plays via "
                          "tool calls (env: API_BASE_URL, MODEL_NAME, HF_TOKEN/OPENAI_API_KEY)")

@@ -115,27 +115,104 @@ def coding_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
                                           for d, v in sorted(by_diff.items())}}
 
 
+def default_workers() -> int:
+    """The cores this process may run on (a container's or taskset's limit, not the host's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+Plan = list[tuple[str, int, int]]  # (task, seed, trial) in results order
+
+
 def evaluate(agent: str, tasks: Iterable[str], split: str, *, trials: int = 1,
-             limit: int | None = None, progress: bool = True) -> dict[str, Any]:
+             limit: int | None = None, progress: bool = True, workers: int = 1,
+             backend: str = "process", address: str | None = None) -> dict[str, Any]:
+    """Run ``agent`` over the split. ``workers`` > 1 spreads episodes over a process pool
+    (``backend="process"``) or a Ray actor pool (``backend="ray"``, ``address`` of the
+    cluster); either way the episodes come back in plan order and each is the same as in a
+    serial run, because an episode depends only on (task, seed, trial)."""
     tasks = list(tasks)
     plan = [(t, s, k) for t in tasks for s in list(seeds(split, t))[:limit] for k in range(trials)]
-    envs = {t: make(t, split=split) for t in tasks}
+    if backend not in ("process", "ray"):
+        raise ValueError(f"unknown backend {backend!r}; use process or ray")
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=len(plan), desc=f"{agent} on {split}", unit="ep", leave=False)
-    episodes = []
     started = time.perf_counter()
-    for task, seed, trial in plan:
-        episodes.append(run_episode(envs[task], agent, seed, trial))
+    try:
+        if backend == "ray":
+            from .ray_backend import run_plan_ray
+
+            episodes = run_plan_ray(agent, split, plan, workers=workers, address=address,
+                                    bar=bar)
+        elif workers == 1 or len(plan) <= 1:
+            episodes = []
+            for task, seed, trial in plan:
+                episodes.append(_run_one(agent, split, task, seed, trial))
+                if bar is not None:
+                    bar.update()
+        else:
+            episodes = _run_plan_processes(agent, split, plan, workers, bar)
+    finally:
         if bar is not None:
-            bar.update()
-    if bar is not None:
-        bar.close()
+            bar.close()
     return {"format": RESULTS_FORMAT, "version": __version__, "agent": agent, "split": split,
             "trials": trials, "tasks": tasks, "seconds": round(time.perf_counter() - started, 3),
             "summary": summarize(episodes, trials), "episodes": episodes}
+
+
+_ENVS: dict[tuple[str, str], ClarusEnv] = {}  # per process: opened once, reused per episode
+
+
+def _run_one(agent: str, split: str, task: str, seed: int, trial: int) -> dict[str, Any]:
+    env = _ENVS.get((task, split))
+    if env is None:
+        env = _ENVS[(task, split)] = make(task, split=split)
+    return run_episode(env, agent, seed, trial)
+
+
+def run_chunk(agent: str, split: str, chunk: Plan) -> list[dict[str, Any]]:
+    """A worker's share of the plan: runs in the worker, on the worker's own envs."""
+    return [_run_one(agent, split, t, s, k) for t, s, k in chunk]
+
+
+def chunks(plan: Plan, workers: int) -> list[Plan]:
+    """Pieces small enough to keep every worker busy to the end and the progress bar moving,
+    large enough that sending them costs little next to running them."""
+    size = max(1, min(64, len(plan) // (workers * 8) or 1))
+    return [plan[i:i + size] for i in range(0, len(plan), size)]
+
+
+def _fresh_worker() -> None:
+    """A forked worker must not touch the parent's SQLite connections: open its own envs."""
+    _ENVS.clear()
+
+
+def _run_plan_processes(agent: str, split: str, plan: Plan, workers: int,
+                        bar: Any) -> list[dict[str, Any]]:
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # fork where there is one: a worker starts in milliseconds with the modules already
+    # imported; spawn elsewhere (each worker imports clarus_env once)
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    pieces = chunks(plan, workers)
+    done: list[list[dict[str, Any]] | None] = [None] * len(pieces)
+    with ProcessPoolExecutor(max_workers=min(workers, len(pieces)), mp_context=ctx,
+                             initializer=_fresh_worker) as pool:
+        futures = {pool.submit(run_chunk, agent, split, c): i for i, c in enumerate(pieces)}
+        for fut in as_completed(futures):
+            i = futures[fut]
+            done[i] = fut.result()
+            if bar is not None:
+                bar.update(len(pieces[i]))
+    return [e for part in done for e in part or ()]
 
 
 def summarize(episodes: list[dict[str, Any]], trials: int) -> dict[str, Any]:
