@@ -62,3 +62,18 @@ def test_the_public_splits_cannot_be_rebuilt_with_a_salt(monkeypatch: pytest.Mon
     monkeypatch.setenv(SALT_ENV, "x")
     with pytest.raises(ValueError, match="CLARUS_SCENARIO_SALT is set"):
         compile_split("deductive_liability", "test", [90000], None)
+
+
+@pytest.mark.parametrize("task", ["deductive_liability", "abductive_conflict",
+                                  "adversarial_fabrication"])
+def test_a_salted_seed_answer_cannot_be_read_off_the_public_split(
+        task: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The public dev/test bundles hold each seed's expected answer; a salted set must not
+    share them seed by seed (branches and strata are drawn with the salt too)."""
+    seeds = range(50_000, 50_060)  # dev seeds of every billing task
+    public = [load_scenario(task, s)["expected"]["finding"] for s in seeds]
+    monkeypatch.setenv(SALT_ENV, "private-board")
+    salted = [compile_scenario(task, s)["expected"]["finding"] for s in seeds]
+    same = sum(a == b for a, b in zip(public, salted, strict=True)) / len(public)
+    # chance agreement of two independent draws from the task's shares stays well below 0.6
+    assert same < 0.6, same

@@ -44,6 +44,7 @@ import random
 import string
 from typing import Any
 
+from ...scenario import scenario_salt
 from ...splits import seeds, split_of
 from ..common import (
     INSURERS,
@@ -142,7 +143,7 @@ def _split_branches(split: str) -> dict[int, str]:
     each half the branches take their exact shares in rank order. So every split has exactly
     half appeals and the designed branch shares; one seed's branch says nothing about its
     neighbours' (the ranking is a hash of each seed, not of its position)."""
-    ranked = sorted(seeds(split, TASK), key=lambda s: _sha(f"{TASK}:half:{s}"))
+    ranked = sorted(seeds(split, TASK), key=lambda s: _sha(_half_key(s)))
     half = len(ranked) // 2
     branches = _shares(APPEAL_SIDE, half) + _shares(OTHER_SIDE, len(ranked) - half)
     return dict(zip(ranked, branches, strict=True))
@@ -156,11 +157,19 @@ def branch_of(seed: int, rng: random.Random) -> str:
     draws its half from a SHA-256 bit and its branch from ``rng``."""
     split = split_of(seed, TASK)
     if split is None:
-        side = APPEAL_SIDE if _sha(f"{TASK}:half:{seed}")[0] & 1 else OTHER_SIDE
+        side = APPEAL_SIDE if _sha(_half_key(seed))[0] & 1 else OTHER_SIDE
         return _weighted(rng, side)
-    if split not in _BRANCHES:
-        _BRANCHES[split] = _split_branches(split)
-    return _BRANCHES[split][seed]
+    key = f"{split}:{scenario_salt()}"
+    if key not in _BRANCHES:
+        _BRANCHES[key] = _split_branches(split)
+    return _BRANCHES[key][seed]
+
+
+def _half_key(seed: int) -> str:
+    """What a seed's rank hashes: with a private salt set, the salt too, so a salted set's
+    branches cannot be read off the public splits seed by seed."""
+    salt = scenario_salt()
+    return f"{TASK}:half:{seed}" + (f":salt:{salt}" if salt else "")
 
 
 def appeal_half(seed: int) -> bool:

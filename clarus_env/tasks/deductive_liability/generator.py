@@ -68,6 +68,7 @@ import datetime as dt
 import random
 from typing import Any
 
+from ...scenario import scenario_salt
 from ...splits import seeds, split_of
 from .. import common as C
 from ..common import weighted_choice as _weighted
@@ -91,7 +92,9 @@ def _stratum(seed: int) -> str | None:
     split = split_of(seed, TASK)
     if split not in ("dev", "test"):
         return None
-    if split not in _STRATA:
+    salt = scenario_salt()  # a salted (private) set is stratified in its own order
+    key = f"{split}:salt:{salt}" if salt else split
+    if key not in _STRATA:
         r = seeds(split, TASK)
         total = sum(w for _, w in KINDS)
         quota = {k: len(r) * w // total for k, w in KINDS}
@@ -99,9 +102,9 @@ def _stratum(seed: int) -> str | None:
         for k, _ in rest[:len(r) - sum(quota.values())]:
             quota[k] += 1
         seq = [k for k, _ in KINDS for _ in range(quota[k])]
-        random.Random(f"{TASK}:{split}:strata").shuffle(seq)
-        _STRATA[split] = seq
-    return _STRATA[split][seed - seeds(split, TASK).start]
+        random.Random(f"{TASK}:{key}:strata").shuffle(seq)
+        _STRATA[key] = seq
+    return _STRATA[key][seed - seeds(split, TASK).start]
 MARKUPS = (150, 165, 175, 180, 200, 225, 250, 275, 300)  # chargemaster = % of allowed
 EM_NEW = ("99202", "99203", "99204", "99205")
 EM_EST = ("99212", "99213", "99214", "99215")
