@@ -179,10 +179,32 @@ def _infer(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import os
+
     import uvicorn
 
+    store = args.store or os.environ.get("CLARUS_SESSION_STORE", "")
+    if args.workers > 1 and not store.startswith(("redis://", "rediss://", "unix://")):
+        print("clarus serve: --workers > 1 needs a shared session store "
+              "(--store redis://HOST:PORT/DB or CLARUS_SESSION_STORE); with the in-process "
+              "store each worker would hold its own episodes", file=sys.stderr)
+        return 2
+    # the workers inherit these: the app reads them at import
+    os.environ["CLARUS_WORKERS"] = str(args.workers)
+    if store:
+        os.environ["CLARUS_SESSION_STORE"] = store
+    if args.max_sessions is not None:
+        os.environ["CLARUS_MAX_SESSIONS"] = str(args.max_sessions)
+    if args.max_sessions_per_client is not None:
+        os.environ["CLARUS_MAX_SESSIONS_PER_CLIENT"] = str(args.max_sessions_per_client)
+    os.environ.setdefault("CLARUS_HEADER_TIMEOUT_S", str(args.header_timeout))
+    os.environ.setdefault("CLARUS_BODY_TIMEOUT_S", str(args.header_timeout))
     uvicorn.run("clarus_env.server.app:app", host=args.host, port=args.port,
-                log_level=args.log_level)
+                log_level=args.log_level, workers=args.workers,
+                http="clarus_env.server.timeouts:HeaderTimeoutProtocol",
+                limit_concurrency=args.limit_concurrency, backlog=args.backlog,
+                timeout_keep_alive=args.keep_alive, ws_max_size=args.ws_max_size,
+                timeout_graceful_shutdown=10)
     return 0
 
 
@@ -225,12 +247,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     inf.add_argument("--timeout", type=float, default=None, help="seconds per model request")
     inf.add_argument("--max-retries", type=int, default=None,
                      help="retries with backoff on 5xx/429/timeouts")
-    inf.add_argument("--out", help="write trajectories and grades (for `clarus regrade`)")
+    inf.add_argument("--out", help="write trajectories and grades (for `clarus regrade`); "
+                     "re-running with the same --out skips the episodes already finished")
+    inf.add_argument("--concurrency", type=int, default=1,
+                     help="episodes played at once against the endpoint (asyncio)")
+    inf.add_argument("--price-input", type=float, default=None,
+                     help="USD per million prompt tokens, for the run's cost tally")
+    inf.add_argument("--price-output", type=float, default=None,
+                     help="USD per million completion tokens, for the run's cost tally")
     inf.set_defaults(func=_infer)
     sv = sub.add_parser("serve", help="serve HTTP, OpenEnv WebSocket and MCP (uvicorn)")
     sv.add_argument("--host", default="127.0.0.1")
     sv.add_argument("--port", type=int, default=7860)
     sv.add_argument("--log-level", default="info")
+    sv.add_argument("--workers", type=int, default=1,
+                    help="worker processes; more than 1 needs --store redis://…")
+    sv.add_argument("--store", default=None,
+                    help="session store: 'memory' (default, one worker) or redis://HOST:PORT/DB "
+                         "(env CLARUS_SESSION_STORE)")
+    sv.add_argument("--max-sessions", type=int, default=None,
+                    help="live episodes across all workers (env CLARUS_MAX_SESSIONS, 256)")
+    sv.add_argument("--max-sessions-per-client", type=int, default=None,
+                    help="live episodes per client address (default: half of --max-sessions)")
+    sv.add_argument("--limit-concurrency", type=int, default=1024,
+                    help="open connections + WebSockets per worker before uvicorn answers 503")
+    sv.add_argument("--backlog", type=int, default=2048)
+    sv.add_argument("--keep-alive", type=int, default=5, help="idle keep-alive seconds")
+    sv.add_argument("--header-timeout", type=float, default=10.0,
+                    help="seconds to receive a request's headers (and, separately, its body)")
+    sv.add_argument("--ws-max-size", type=int, default=1024 * 1024,
+                    help="largest WebSocket frame uvicorn accepts (bytes)")
     sv.set_defaults(func=_serve)
     au = sub.add_parser("audit", help="shortcut agents (fitted on train) vs oracle, heuristic "
                         "and random: can the task be won without reasoning?")

@@ -16,6 +16,8 @@ Output: one line per event on stdout, in the seeds' ``inference.py`` format::
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import os
 import sys
@@ -167,6 +169,20 @@ class LLMConfig:
         timeouts and dropped connections (``max_retries``)."""
         import openai
 
+        return openai.OpenAI(base_url=self.base_url, api_key=self._key(),
+                             timeout=self.timeout_s, max_retries=self.max_retries)
+
+    def async_client(self) -> Any:
+        """An ``openai.AsyncOpenAI`` client for concurrent episodes. Its retry loop backs off
+        exponentially with jitter on 408/409/429/5xx, timeouts and dropped connections, and
+        waits what the server's ``Retry-After`` (or ``retry-after-ms``) asks for when it says
+        (up to a minute), so a rate-limited endpoint is not hammered."""
+        import openai
+
+        return openai.AsyncOpenAI(base_url=self.base_url, api_key=self._key(),
+                                  timeout=self.timeout_s, max_retries=self.max_retries)
+
+    def _key(self) -> str:
         key = self.api_key
         if not key:
             host = urlparse(self.base_url).hostname or ""
@@ -174,8 +190,7 @@ class LLMConfig:
                 raise ValueError("no API key: set HF_TOKEN or OPENAI_API_KEY, or pass "
                                  "--api-key (only a loopback endpoint may go without one)")
             key = "not-needed"  # local servers (vLLM, llama.cpp) ignore it; the SDK wants one
-        return openai.OpenAI(base_url=self.base_url, api_key=key, timeout=self.timeout_s,
-                             max_retries=self.max_retries)
+        return key
 
 
 def _assistant_message(msg: Any) -> dict[str, Any]:
@@ -190,12 +205,59 @@ def _assistant_message(msg: Any) -> dict[str, Any]:
     return out
 
 
-def play_episode(env: Any, chat: Any, cfg: LLMConfig, task: str, seed: int, *,
-                 trial: int = 0, split: str | None = None,
-                 emit: Callable[[str], None] = print) -> dict[str, Any]:
-    """One episode: ``env`` is a ``ClarusClient`` or ``InProcessClient``, ``chat`` an
-    ``openai.OpenAI``. Returns the episode record ``clarus regrade`` reads."""
-    obs = env.reset(task_name=task, seed=seed, split=split)
+def _complete(chat: Any, **body: Any) -> Any:
+    """One chat completion. On an ``openai`` client, the request goes through the client's
+    ``post`` (same retries, timeouts and typed reply) rather than ``chat.completions.create``,
+    whose walk over the typed request — 19 tool schemas and the whole conversation — cost
+    ~14 ms of CPU per request and capped how many episodes one core could keep in flight."""
+    import openai
+
+    if isinstance(chat, openai.OpenAI | openai.AsyncOpenAI):
+        from openai.types.chat import ChatCompletion
+
+        return chat.post("/chat/completions", cast_to=ChatCompletion, body=body)
+    return chat.chat.completions.create(**body)
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+@dataclass
+class Usage:
+    """Tokens the endpoint says it used (its ``usage`` fields), summed over requests."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, resp: Any) -> None:
+        self.requests += 1
+        u = getattr(resp, "usage", None)
+        if u is not None:
+            self.prompt_tokens += int(getattr(u, "prompt_tokens", 0) or 0)
+            self.completion_tokens += int(getattr(u, "completion_tokens", 0) or 0)
+
+    def as_dict(self) -> dict[str, int]:
+        return {"requests": self.requests, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens}
+
+
+async def play_episode_async(env: Any, chat: Any, cfg: LLMConfig, task: str, seed: int, *,
+                             trial: int = 0, split: str | None = None,
+                             emit: Callable[[str], None] = print,
+                             in_thread: bool = False) -> dict[str, Any]:
+    """One episode. ``chat`` is an ``openai.AsyncOpenAI`` (or the blocking ``openai.OpenAI``,
+    awaited trivially); ``env`` a ``ClarusClient`` or ``InProcessClient``, whose calls run in a
+    thread when ``in_thread`` (a remote server's round trip must not stall the other episodes).
+    Returns the episode record ``clarus regrade`` reads."""
+
+    async def env_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if in_thread:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        return fn(*args, **kwargs)
+
+    obs = await env_call(env.reset, task_name=task, seed=seed, split=split)
     budget = int(obs.get("api_call_budget") or get_task(task).api_call_budget)
     tools = tool_specs(task)
     messages: list[dict[str, Any]] = [
@@ -208,11 +270,12 @@ def play_episode(env: Any, chat: Any, cfg: LLMConfig, task: str, seed: int, *,
     info: dict[str, Any] = {}
     done = False
     agent_error: str | None = None
+    usage = Usage()
     emit(start_line(task, cfg.model))
 
-    def play(action: Any) -> dict[str, Any]:
+    async def play(action: Any) -> dict[str, Any]:
         nonlocal done, info
-        res = env.step(action)
+        res = await env_call(env.step, action)
         actions.append(action)
         rewards.append(float(res["reward"]))
         done, info = bool(res["done"]), res.get("info") or {}
@@ -222,16 +285,18 @@ def play_episode(env: Any, chat: Any, cfg: LLMConfig, task: str, seed: int, *,
 
     while not done and len(actions) < budget + 5:
         try:
-            resp = chat.chat.completions.create(
-                model=cfg.model, messages=messages, tools=tools, tool_choice="auto",
-                temperature=cfg.temperature, max_tokens=cfg.max_tokens)
+            resp = await _maybe_await(_complete(chat, model=cfg.model, messages=messages,
+                                                tools=tools, tool_choice="auto",
+                                                temperature=cfg.temperature,
+                                                max_tokens=cfg.max_tokens))
+            usage.add(resp)
             msg = resp.choices[0].message
         except Exception as exc:  # the endpoint failed after its retries: score what was done
             agent_error = f"{type(exc).__name__}: {_one_line(str(exc))[:300]}"
             break
         messages.append(_assistant_message(msg))
         if not msg.tool_calls:
-            res = play(dict(NO_TOOL_CALL))
+            res = await play(dict(NO_TOOL_CALL))
             messages.append({"role": "user", "content": render_observation(
                 res["observation"], full=False)
                 + "\nNo tool was called: act by calling exactly one tool."})
@@ -240,11 +305,11 @@ def play_episode(env: Any, chat: Any, cfg: LLMConfig, task: str, seed: int, *,
             if done:
                 content = "Not executed: the episode is over."
             else:
-                res = play(to_action(call.function.name, call.function.arguments))
+                res = await play(to_action(call.function.name, call.function.arguments))
                 content = render_observation(res["observation"], full=False)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
     if not done:  # like `clarus eval`: an agent that stops or fails is graded where it stands
-        play({"action_type": "close_case", "parameters": {}})
+        await play({"action_type": "close_case", "parameters": {}})
     grade = info.get("grade")
     score = float(grade["score"]) if grade else 0.0
     success = bool(grade) and grade["passed"] == grade["total"]
@@ -252,7 +317,7 @@ def play_episode(env: Any, chat: Any, cfg: LLMConfig, task: str, seed: int, *,
     episode: dict[str, Any] = {
         "task": task, "seed": seed, "trial": trial, "agent": f"llm:{cfg.model}",
         "actions": actions, "rewards": rewards, "return": round(sum(rewards), 6),
-        "grade": grade, "agent_error": agent_error}
+        "grade": grade, "agent_error": agent_error, "usage": usage.as_dict()}
     scenario = getattr(env, "scenario", None)
     if task == "medical_coding" and scenario is not None:
         from .evaluation import _coding_cases
@@ -261,28 +326,134 @@ def play_episode(env: Any, chat: Any, cfg: LLMConfig, task: str, seed: int, *,
     return episode
 
 
-def run(cfg: LLMConfig, tasks: Iterable[str], seeds_by_task: dict[str, list[int]], *,
-        split: str, trials: int = 1, url: str | None = None, chat: Any = None,
-        emit: Callable[[str], None] = print) -> dict[str, Any]:
-    """Play every (task, seed, trial); returns a ``clarus-eval-results`` document."""
+def play_episode(env: Any, chat: Any, cfg: LLMConfig, task: str, seed: int, *,
+                 trial: int = 0, split: str | None = None,
+                 emit: Callable[[str], None] = print) -> dict[str, Any]:
+    """``play_episode_async`` for a caller without an event loop (a blocking client)."""
+    return asyncio.run(play_episode_async(env, chat, cfg, task, seed, trial=trial,
+                                          split=split, emit=emit))
+
+
+Key = tuple[str, int, int]  # (task, seed, trial)
+
+
+def journal_path(out: str) -> str:
+    """Where finished episodes are appended as they end, so an interrupted run resumes."""
+    return f"{out}.partial.jsonl"
+
+
+def finished_episodes(out: str | None, agent: str) -> dict[Key, dict[str, Any]]:
+    """Episodes a previous run with the same ``--out`` already finished (its results file,
+    then its journal of an interrupted run)."""
+    if not out:
+        return {}
+    from .evaluation import RESULTS_FORMAT
+
+    done: dict[Key, dict[str, Any]] = {}
+    if os.path.exists(out):
+        with open(out) as fh:
+            try:
+                doc = json.load(fh)
+            except ValueError as exc:
+                raise ValueError(f"{out}: not a results file to resume ({exc})") from exc
+        if doc.get("format") != RESULTS_FORMAT:
+            raise ValueError(f"{out}: not a {RESULTS_FORMAT} file, refusing to overwrite it")
+        for e in doc.get("episodes", []):
+            done[(e["task"], e["seed"], e["trial"])] = e
+    jp = journal_path(out)
+    if os.path.exists(jp):
+        with open(jp) as fh:
+            for n, line in enumerate(fh, 1):
+                try:
+                    e = json.loads(line)
+                except ValueError:  # the line a crash cut short: that episode runs again
+                    if fh.read().strip():
+                        raise ValueError(f"{jp} line {n}: not JSON") from None
+                    break
+                done[(e["task"], e["seed"], e["trial"])] = e
+    other = sorted({e["agent"] for e in done.values()} - {agent})
+    if other:
+        raise ValueError(f"{out} holds episodes of {', '.join(other)}, not {agent}; "
+                         "give another --out")
+    return done
+
+
+async def run_async(cfg: LLMConfig, tasks: Iterable[str], seeds_by_task: dict[str, list[int]],
+                    *, split: str, trials: int = 1, url: str | None = None, chat: Any = None,
+                    emit: Callable[[str], None] = print, concurrency: int = 1,
+                    out: str | None = None,
+                    prices: tuple[float, float] | None = None) -> dict[str, Any]:
+    """Play every (task, seed, trial), ``concurrency`` episodes at once; episodes already
+    finished under ``out`` are kept, not replayed. With more than one at a time each
+    episode's lines are printed together when it ends, so they never interleave."""
     from .client import ClarusClient, InProcessClient
     from .evaluation import RESULTS_FORMAT, summarize
 
+    if concurrency < 1:
+        raise ValueError(f"--concurrency must be at least 1, got {concurrency}")
     tasks = list(tasks)
-    chat = chat or cfg.client()
+    chat = chat or cfg.async_client()
+    agent = f"llm:{cfg.model}"
+    plan: list[Key] = [(t, s, k) for t in tasks for s in seeds_by_task[t] for k in range(trials)]
+    done = finished_episodes(out, agent)
+    todo = [key for key in plan if key not in done]
     started = time.perf_counter()
-    episodes = []
-    with (ClarusClient(url) if url else InProcessClient()) as env:
-        for task in tasks:
-            for seed in seeds_by_task[task]:
-                for trial in range(trials):
-                    episodes.append(play_episode(env, chat, cfg, task, seed, trial=trial,
-                                                 split=split, emit=emit))
-    return {"format": RESULTS_FORMAT, "version": __version__, "agent": f"llm:{cfg.model}",
+    envs: asyncio.Queue[Any] = asyncio.Queue()
+    for _ in range(min(concurrency, len(todo))):
+        envs.put_nowait(ClarusClient(url) if url else InProcessClient())
+    journal = open(journal_path(out), "a") if out and todo else None  # noqa: SIM115
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(key: Key) -> None:
+        async with sem:
+            env = await envs.get()
+            lines: list[str] = []
+            try:
+                episode = await play_episode_async(
+                    env, chat, cfg, key[0], key[1], trial=key[2], split=split,
+                    emit=emit if concurrency == 1 else lines.append, in_thread=url is not None)
+            finally:
+                envs.put_nowait(env)
+            for line in lines:
+                emit(line)
+            done[key] = episode
+            if journal is not None:
+                journal.write(json.dumps(episode, sort_keys=True) + "\n")
+                journal.flush()
+
+    try:
+        await asyncio.gather(*(one(key) for key in todo))
+    finally:
+        if journal is not None:
+            journal.close()
+        while not envs.empty():
+            envs.get_nowait().close()
+    episodes = [done[key] for key in plan]
+    total = Usage()
+    for e in episodes:
+        u = e.get("usage") or {}
+        total.requests += u.get("requests", 0)
+        total.prompt_tokens += u.get("prompt_tokens", 0)
+        total.completion_tokens += u.get("completion_tokens", 0)
+    usage: dict[str, Any] = total.as_dict()
+    if prices is not None:  # USD per million prompt / completion tokens
+        usage["cost_usd"] = round((total.prompt_tokens * prices[0]
+                                   + total.completion_tokens * prices[1]) / 1e6, 6)
+    return {"format": RESULTS_FORMAT, "version": __version__, "agent": agent,
             "model": cfg.model, "api_base_url": cfg.base_url, "env_url": url,
             "split": split, "trials": trials, "tasks": tasks,
-            "seconds": round(time.perf_counter() - started, 3),
-            "summary": summarize(episodes, trials), "episodes": episodes}
+            "seconds": round(time.perf_counter() - started, 3), "resumed": len(plan) - len(todo),
+            "usage": usage, "summary": summarize(episodes, trials), "episodes": episodes}
+
+
+def run(cfg: LLMConfig, tasks: Iterable[str], seeds_by_task: dict[str, list[int]], *,
+        split: str, trials: int = 1, url: str | None = None, chat: Any = None,
+        emit: Callable[[str], None] = print, concurrency: int = 1, out: str | None = None,
+        prices: tuple[float, float] | None = None) -> dict[str, Any]:
+    """``run_async`` from blocking code; returns a ``clarus-eval-results`` document."""
+    return asyncio.run(run_async(cfg, tasks, seeds_by_task, split=split, trials=trials,
+                                 url=url, chat=chat, emit=emit, concurrency=concurrency,
+                                 out=out, prices=prices))
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -316,10 +487,25 @@ def infer_main(args: Any) -> int:
                              api_key=args.api_key, temperature=args.temperature,
                              max_tokens=args.max_tokens, timeout_s=args.timeout,
                              max_retries=args.max_retries)
+    prices = None
+    if args.price_input is not None or args.price_output is not None:
+        prices = (args.price_input or 0.0, args.price_output or 0.0)
     results = run(cfg, tasks, seeds_by_task, split=args.split, trials=args.trials,
-                  url=args.url, emit=lambda line: print(line, flush=True))
+                  url=args.url, emit=lambda line: print(line, flush=True),
+                  concurrency=args.concurrency, out=args.out, prices=prices)
     print(format_table(results), file=sys.stderr)
+    u = results["usage"]
+    tally = (f"{u['requests']} requests, {u['prompt_tokens']:,} prompt + "
+             f"{u['completion_tokens']:,} completion tokens")
+    if "cost_usd" in u:
+        tally += f", ${u['cost_usd']:.4f}"
+    if results["resumed"]:
+        tally += f"; {results['resumed']} episode(s) kept from {args.out}"
+    print(tally, file=sys.stderr)
     if args.out:
         dump(results, args.out)
+        jp = journal_path(args.out)
+        if os.path.exists(jp):  # everything it held is in the results file now
+            os.remove(jp)
         print(f"trajectories and grades written to {args.out}", file=sys.stderr)
     return 0

@@ -1,0 +1,112 @@
+"""`clarus infer --concurrency K` against a sleeping stub endpoint in its own process:
+K episodes at once give the serial run's results, many times faster; a 429 is retried after
+its Retry-After; re-running with the same --out resumes; the results re-grade identically."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from clarus_env.evaluation import regrade
+from clarus_env.llm_agent import LLMConfig, journal_path, run
+
+from .serverutil import free_port
+
+REPO = Path(__file__).resolve().parents[1]
+TASK = "deductive_liability"
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "tests.infer_stub:app", "--host", "127.0.0.1",
+         "--port", str(port), "--log-level", "warning", "--no-access-log"],
+        cwd=REPO, env={**os.environ, "CLARUS_STUB_DELAY_S": "0.05"})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"{url}/log", timeout=1)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("the stub endpoint did not start") from None
+                time.sleep(0.1)
+        yield f"{url}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _play(endpoint: str, seeds: list[int], k: int, model: str = "stub",
+          out: str | None = None) -> dict:
+    cfg = LLMConfig(base_url=endpoint, model=model, api_key="x", max_retries=2, timeout_s=10)
+    return run(cfg, [TASK], {TASK: seeds}, split="dev", concurrency=k, out=out,
+               emit=lambda line: None, prices=(3.0, 15.0))
+
+
+def _same(a: dict, b: dict) -> bool:
+    drop = ("seconds", "resumed")
+    return {k: v for k, v in a.items() if k not in drop} == \
+        {k: v for k, v in b.items() if k not in drop}
+
+
+def test_sixteen_at_once_is_many_times_faster_with_the_same_results(endpoint: str) -> None:
+    seeds = list(range(50_000, 50_032))
+    serial = _play(endpoint, seeds, 1)
+    concurrent = _play(endpoint, seeds, 16)
+    assert _same(serial, concurrent)
+    assert [e["seed"] for e in concurrent["episodes"]] == seeds
+    assert all(len(e["actions"]) == 4 and e["agent_error"] is None
+               for e in concurrent["episodes"])
+    u = concurrent["usage"]
+    assert u["requests"] == 4 * len(seeds) and u["completion_tokens"] == 12 * u["requests"]
+    assert u["cost_usd"] == pytest.approx((u["prompt_tokens"] * 3 + u["completion_tokens"] * 15)
+                                          / 1e6)
+    # 50 ms per request: 16 at once must overlap them. The bar is below the 10x a quiet
+    # machine gives (benchmarks/infer.py measures it) so a busy test machine does not fail it.
+    assert serial["seconds"] / concurrent["seconds"] >= 6
+    assert regrade(concurrent) == []
+
+
+def test_429_is_retried_after_its_retry_after(endpoint: str) -> None:
+    seeds = [50_040, 50_041]
+    limited = _play(endpoint, seeds, 2, model="limited")
+    assert [e["agent_error"] for e in limited["episodes"]] == [None, None]
+    assert limited["usage"]["requests"] == 8  # a rejected request has no usage to count
+    log = httpx.get(endpoint.replace("/v1", "/log")).json()
+    for e in limited["episodes"]:
+        case = [(t, status) for c, t, status in log if c == e["actions"][0]["parameters"]
+                ["patient_id"]]
+        assert [s for _, s in case[:2]] == [429, 200]
+        assert case[1][0] - case[0][0] >= 0.95  # waited what Retry-After asked, not less
+    plain = _play(endpoint, seeds, 2)
+    for a, b in zip(limited["episodes"], plain["episodes"], strict=True):
+        assert (a["actions"], a["rewards"], a["grade"]) == (b["actions"], b["rewards"],
+                                                            b["grade"])
+
+
+def test_rerun_with_the_same_out_resumes(endpoint: str, tmp_path: Path) -> None:
+    out = str(tmp_path / "llm.json")
+    first = _play(endpoint, [50_050, 50_051], 4, out=out)
+    # what an interrupted run leaves: finished episodes in the journal, no results file yet
+    Path(journal_path(out)).write_text(
+        "".join(json.dumps(e) + "\n" for e in first["episodes"]) + '{"task": "dedu')
+    again = _play(endpoint, [50_050, 50_051, 50_052], 4, out=out)
+    assert again["resumed"] == 2
+    assert again["episodes"][:2] == first["episodes"]
+    assert again["usage"]["requests"] == 12  # the kept episodes' usage still counts
+    fresh = _play(endpoint, [50_050, 50_051, 50_052], 4)
+    assert _same(again, fresh)
+    with pytest.raises(ValueError, match="not llm:other"):
+        _play(endpoint, [50_050], 1, model="other", out=out)
