@@ -124,6 +124,8 @@ ASC_2025_01 = _asc(
     "e3c5d75f9eb523f4fb9dff70c7a3209124fcbc9252643e2a7413a2a81363df99", "",
 )
 
+CDC_ICD_FY2025 = ("https://ftp.cdc.gov/pub/Health_Statistics/NCHS/Publications/ICD10CM/2025/"
+                  "icd10cm-table-index-2025.zip")
 RVU26C_ZIP = CMS + "/files/zip/rvu26c-updated-06-30-2026.zip"
 RVU25D_ZIP = CMS + "/files/zip/rvu25d.zip"
 
@@ -186,6 +188,19 @@ _COMMON = [
         mirror=("icd10cm/icd10cm_order_2026.excerpt.txt",), mirror_excerpt=True, optional=True,
         note="used only to cross-check the tabular XML",
     ),
+    *(InputSpec(
+        key=key, source="icd10cm", release="FY2025", fmt=fmt, url=CDC_ICD_FY2025,
+        member=rf"icd-10-cm-{stem}-2025\.xml",
+        mirror=(f"icd10cm/icd-10-cm-{stem}-2025.xml",),
+        note=f"CDC FY2025 {what} (icd10cm-table-index-2025.zip); the mirror copy was taken from a "
+             "third-party repository's copy of that zip (SOURCES.md section 9b) and checked "
+             "against the FY2026 tabular: every code resolves. No FY2026 copy is available "
+             "offline and the Index to Diseases is not staged at all",
+    ) for key, fmt, stem, what in (
+        ("icd10cm_eindex", "icd10cm_index_xml", "eindex", "External Cause of Injuries Index"),
+        ("icd10cm_neoplasm", "icd10cm_table_xml", "neoplasm", "Neoplasm Table"),
+        ("icd10cm_drug", "icd10cm_table_xml", "drug", "Table of Drugs and Chemicals"),
+    )),
     InputSpec(
         key="carc", source="carc_rarc", release="2026-05-31", fmt="carc_html",
         url="https://x12.org/codes/claim-adjustment-reason-codes",

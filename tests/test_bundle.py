@@ -41,6 +41,8 @@ def tiny_tables() -> dict:
         "block": [None, "E08-E13", "E08-E13", "E08-E13"], "category": [None, None, "E11", "E11"],
         "billable": [False, False, False, True], "depth": [1, 2, 3, 4],
         "includes": [None] * 4, "excludes1": [None] * 4, "excludes2": [None] * 4,
+        **{c: [None] * 4 for c in ("inclusion_terms", "use_additional_code", "code_first",
+                                   "code_also", "notes", "seventh_characters")},
     })
     return {
         "ncci_ptp": conform(ptp, "ncci_ptp"),

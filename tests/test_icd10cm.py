@@ -10,6 +10,13 @@ import pytest
 from pipelines.lib.conform import conform
 from pipelines.lib.errors import SourceFormatError
 from pipelines.lib.icd10cm import dotted, parse_icd10cm_order, parse_icd10cm_tabular
+from pipelines.lib.icd10cm_index import (
+    code_columns,
+    parse_drug_table,
+    parse_eindex,
+    parse_neoplasm_table,
+    unresolved_codes,
+)
 
 XML = "icd10cm/icd10c-tabular-April-1-2026.xml"
 CODE_LIST = "icd10cm/code-list-April-2026.txt"
@@ -277,3 +284,201 @@ def test_real_order_excerpt_agrees_with_xml(real: pl.DataFrame, mirror: Path) ->
     mismatch = joined.filter((pl.col("billable") != pl.col("billable_right"))
                              | (pl.col("long_description") != pl.col("description")))
     assert mismatch.height == 0, mismatch.select("code", "long_description", "description")
+
+
+# --- coder's notes kept per node (bundle format 2) ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def notes(fixtures: Path) -> pl.DataFrame:
+    data = (fixtures / "icd10cm" / "tabular_notes.xml").read_bytes()
+    return parse_icd10cm_tabular(data, "tabular_notes.xml")
+
+
+def test_inclusion_terms_and_instructions_are_kept_per_node(notes: pl.DataFrame) -> None:
+    conform(notes, "icd10cm", "tabular_notes.xml")  # the bundle schema holds every new column
+    assert row(notes, "J02.0")["inclusion_terms"].split("\n") == [
+        "Septic pharyngitis", "Streptococcal sore throat"]
+    assert row(notes, "J02.0")["excludes2"] == "scarlet fever (A38.-)"
+    assert row(notes, "J02")["inclusion_terms"] == "acute sore throat"  # not pushed down
+    n18 = row(notes, "N18")
+    assert n18["code_first"].split("\n")[1].startswith("diabetic chronic kidney disease (E08.22")
+    assert n18["use_additional_code"].endswith("kidney transplant status (Z94.0)")
+    assert row(notes, "N18.1")["code_first"] is None
+    chapter = row(notes, "10")
+    assert chapter["notes"].startswith("When a respiratory condition")
+    assert "Z77.22" in chapter["use_additional_code"]
+
+
+def test_seventh_character_definitions_at_their_node(notes: pl.DataFrame) -> None:
+    s52 = row(notes, "S52")
+    assert s52["seventh_characters"].split("\n") == [
+        "A: initial encounter for closed fracture",
+        "B: initial encounter for open fracture type I or II "
+        "(also: initial encounter for open fracture NOS)",
+        "D: subsequent encounter for closed fracture with routine healing",
+        "S: sequela"]
+    assert s52["code_also"] == "any associated open wound"
+    assert s52["notes"].split("\n") == [
+        "A fracture not indicated as open or closed should be coded to closed",
+        "The appropriate 7th character is to be added to all codes from category S52"]
+    # the expansion uses the extension text only, and expanded rows inherit (carry nothing)
+    b = row(notes, "S52.501B")
+    assert b["description"] == ("Unspecified fracture of the lower end of right radius, "
+                                "initial encounter for open fracture type I or II")
+    assert all(b[c] is None for c in ("seventh_characters", "notes", "inclusion_terms"))
+    assert row(notes, "S52.5")["inclusion_terms"] == "Fracture of distal end of radius"
+
+
+def test_real_tabular_notes(mirror: Path) -> None:
+    df = parse_icd10cm_tabular((mirror / XML).read_bytes(), XML)
+    assert df["inclusion_terms"].drop_nulls().len() == 6_809  # every <inclusionTerm> block
+    assert df["seventh_characters"].drop_nulls().len() == 508  # every <sevenChrDef>
+    assert df["code_first"].drop_nulls().len() == 363
+    assert "Streptococcal sore throat" in row(df, "J02.0")["inclusion_terms"]
+    assert row(df, "H66.9")["inclusion_terms"].split("\n")[1] == "Acute otitis media NOS"
+    assert row(df, "E11.22")["use_additional_code"].startswith("code to identify stage")
+    s06 = row(df, "S06")
+    assert s06["seventh_characters"] == "A: initial encounter\nD: subsequent encounter\nS: sequela"
+    assert "7th characters D and S do not apply" in s06["notes"]
+
+
+# --- External Cause Index, Neoplasm Table, Table of Drugs and Chemicals ------------------------
+
+def _index(fixtures: Path, name: str) -> bytes:
+    return (fixtures / "icd10cm" / name).read_bytes()
+
+
+def by_path(df: pl.DataFrame, path: str) -> dict:
+    rows = df.filter(pl.col("path") == path).to_dicts()
+    assert len(rows) == 1, f"{path}: {len(rows)} rows"
+    return rows[0]
+
+
+def test_eindex_fixture(fixtures: Path) -> None:
+    df = parse_eindex(_index(fixtures, "eindex_small.xml"), "eindex_small.xml")
+    conform(df, "icd10cm_eindex", "eindex_small.xml")
+    assert df["seq"].to_list() == list(range(1, df.height + 1))
+    acc = by_path(df, "Accident")
+    assert (acc["title"], acc["nemod"], acc["code"], acc["level"], acc["letter"]) == (
+        "Accident", "(to)", "X58", 0, "A")
+    air = by_path(df, "Accident, aircraft")
+    assert (air["nemod"], air["see_also"], air["code"]) == (
+        "(in transit) (powered)", "Accident, transport, aircraft", None)
+    assert by_path(df, "Accident, aircraft, due to, caused by cataclysm")["see"] == \
+        "Forces of nature, by type"
+    assert by_path(df, "Accident, boat, boating, striking swimmer, powered")["code"] == "V94.11"
+    assert by_path(df, "Bite, bitten by, alligator")["code"] == "W58.01"
+    # text on both sides of a nemod stays in the title; <subcat> is a code
+    same = by_path(df, "Fall, falling, on same level NEC")
+    assert (same["title"], same["nemod"], same["code"]) == ("on same level NEC", "(from)",
+                                                            "W18.30")
+    # after a deeper branch the path is cut back to the new term's level
+    assert by_path(df, "Fall, falling, on same level NEC, due to, ice or snow")["code"] == \
+        "W00.0"
+    war = by_path(df, "War operations")
+    assert (war["see_category"], war["code"]) == ("Y36", None)
+    assert by_path(df, "War operations, explosion")["code"] == "Y36.20-"
+
+
+def test_neoplasm_fixture(fixtures: Path) -> None:
+    df = parse_neoplasm_table(_index(fixtures, "neoplasm_small.xml"), "neoplasm_small.xml")
+    conform(df, "icd10cm_neoplasm", "neoplasm_small.xml")
+    lung = by_path(df, "Neoplasm, neoplastic, lung")
+    assert [lung[c] for c in code_columns("icd10cm_neoplasm")] == [
+        "C34.9-", "C78.0-", "D02.2-", "D14.3-", "D38.1", "D49.1"]
+    colon = by_path(df, "Neoplasm, neoplastic, colon")
+    assert (colon["malignant_primary"], colon["benign"], colon["see_also"]) == (
+        "C18.9", None, "Neoplasm, intestine, large")  # "-" cells are null
+    skin = by_path(df, "Neoplasm, neoplastic, skin")
+    assert (skin["see"], skin["nemod"], skin["malignant_primary"]) == (
+        "Neoplasm, skin, by site", "(nonmelanoma)", None)
+    assert by_path(df, "Neoplasm, neoplastic, lung, upper lobe")["level"] == 2
+
+
+def test_drug_fixture(fixtures: Path) -> None:
+    df = parse_drug_table(_index(fixtures, "drug_small.xml"), "drug_small.xml")
+    conform(df, "icd10cm_drug", "drug_small.xml")
+    acet = by_path(df, "Acetaminophen")
+    assert [acet[c] for c in code_columns("icd10cm_drug")] == [
+        "T39.1X1", "T39.1X2", "T39.1X3", "T39.1X4", "T39.1X5", "T39.1X6"]
+    ethyl = by_path(df, "Alcohol, ethyl")
+    assert (ethyl["nemod"], ethyl["poisoning_accidental"], ethyl["adverse_effect"]) == (
+        "(beverage)", "T51.0X1", None)  # "--": no adverse-effect code for a non-drug
+    assert by_path(df, "Aspirin")["see"] == "Acetylsalicylic acid"
+    assert by_path(df, "2-propanol")["letter"] == "#"
+
+
+def test_index_bad_inputs_name_file_and_line(fixtures: Path) -> None:
+    drug = _index(fixtures, "drug_small.xml")
+    with pytest.raises(SourceFormatError, match=r"d\.xml.*column headings are not the neoplasm"):
+        parse_neoplasm_table(drug, "d.xml")
+    with pytest.raises(SourceFormatError, match=r"d\.xml.*no table columns"):
+        parse_eindex(drug, "d.xml")
+    with pytest.raises(SourceFormatError, match=r"e\.xml.*column headings"):
+        parse_drug_table(_index(fixtures, "eindex_small.xml"), "e.xml")
+    bad = drug.replace(b"<cell col=\"2\">T39.1X1</cell>", b"<cell col=\"2\">T39.1X 1</cell>")
+    with pytest.raises(SourceFormatError) as err:
+        parse_drug_table(bad, "bad.xml")
+    assert (err.value.row, err.value.column) == (27, "cell col=2")  # the <mainTerm>
+    assert "malformed ICD-10-CM code" in str(err.value) and "T39.1X 1" in str(err.value)
+    skip = _index(fixtures, "eindex_small.xml").replace(b'<term level="3">', b'<term level="4">',
+                                                        1)
+    with pytest.raises(SourceFormatError, match=r"s\.xml, row 2\d.*term level does not follow"):
+        parse_eindex(skip, "s.xml")
+    with pytest.raises(SourceFormatError, match=r"t\.xml, row 3.*malformed XML"):
+        parse_eindex(b"<ICD10CM.index>\n<letter><title>A</title>\n<mainTerm>", "t.xml")
+    with pytest.raises(SourceFormatError, match=r"x\.xml, row 1: file is empty"):
+        parse_drug_table(b"", "x.xml")
+    no_title = _index(fixtures, "eindex_small.xml").replace(b"<title>dog</title>", b"")
+    with pytest.raises(SourceFormatError, match=r"<term> has no <title>"):
+        parse_eindex(no_title, "n.xml")
+
+
+def test_unresolved_codes() -> None:
+    tab = {"W58", "W58.0", "W58.01", "C34", "C34.9", "C34.90", "T39.1X1"}
+    assert unresolved_codes(["W58.01", "C34.9-", "C34.-", "T39.1X1"], tab) == []
+    assert unresolved_codes(["W58.02", "C35.-", "D49.1"], tab) == ["W58.02", "C35.-", "D49.1"]
+
+
+REAL_INDEX = {"icd10cm_eindex": ("icd10cm/icd-10-cm-eindex-2025.xml", parse_eindex, 8_064, 6_661),
+              "icd10cm_neoplasm": ("icd10cm/icd-10-cm-neoplasm-2025.xml", parse_neoplasm_table,
+                                   1_939, 9_018),
+              "icd10cm_drug": ("icd10cm/icd-10-cm-drug-2025.xml", parse_drug_table, 7_428,
+                               40_026)}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_INDEX))
+def test_real_index_files(mirror: Path, name: str) -> None:
+    from pipelines.lib.checks import table_problems
+
+    rel, parse, rows, codes = REAL_INDEX[name]
+    df = parse((mirror / rel).read_bytes(), rel)
+    # counts from SOURCES.md section 9b: mainTerms + terms, code elements / code cells
+    assert df.height == rows
+    found = [c for col in code_columns(name) for c in df[col].drop_nulls().to_list()]
+    assert len(found) == codes
+    assert not any(table_problems(conform(df, name, rel), name).values())
+    tab = parse_icd10cm_tabular((mirror / XML).read_bytes(), XML)
+    assert unresolved_codes(found, set(tab["code"])) == []
+
+
+# --- the committed bundle (format 2) ------------------------------------------------------------
+
+def test_committed_bundle_holds_the_index_tables_and_notes() -> None:
+    from clarus_env.reference import REPO_BUNDLES, ReferenceBundle
+
+    ref = ReferenceBundle(REPO_BUNDLES / "2026C")
+    m = ref.manifest
+    assert m["format_version"] == 2 and "inclusion_terms" in m["format_changes"]["2"]
+    for name, rows in (("icd10cm_eindex", 8_064), ("icd10cm_neoplasm", 1_939),
+                       ("icd10cm_drug", 7_428)):
+        out = m["outputs"][name]
+        assert (out["rows"], out["releases"], out["built_from"]) == (rows, ["FY2025"], [name])
+        assert ref.table(name).num_rows == rows
+    inputs = {i["key"]: i for i in m["inputs"]}
+    assert inputs["icd10cm_eindex"]["sha256"] == \
+        "41fa87021d75527d740e120171efe84d995a852d9fd2b76524f483489b59cd23"
+    j020 = ref.icd10cm("J02.0")
+    assert "Streptococcal sore throat" in j020["inclusion_terms"].split("\n")
+    assert ref.icd10cm("S52")["seventh_characters"].startswith("A: initial encounter for closed")
+    assert "(E08.22, E09.22, E10.22, E11.22, E13.22)" in ref.icd10cm("N18")["code_first"]

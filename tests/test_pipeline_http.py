@@ -81,6 +81,10 @@ def cms_site(gpci: bytes | None = None) -> Routes:
                       (FIX / "icd10cm" / "tabular_small.xml").read_bytes()}))
     r.ok(order, zipped({"icd10cm_order_2026.txt":
                         (FIX / "icd10cm" / "order_small.txt").read_bytes()}))
+    r.ok("/pub/Health_Statistics/NCHS/Publications/ICD10CM/2025/icd10cm-table-index-2025.zip",
+         zipped({f"icd10cm-table-index-2025/icd-10-cm-{s}-2025.xml":
+                 (FIX / "icd10cm" / f"{s}_small.xml").read_bytes()
+                 for s in ("eindex", "neoplasm", "drug")}))
     r.ok("/codes/claim-adjustment-reason-codes", (FIX / "carc" / "carc_small.html").read_bytes())
     r.ok("/codes/remittance-advice-remark-codes", (FIX / "carc" / "rarc_small.html").read_bytes())
     opps_zip = "/files/zip/2025-nfrm-opps-addenda.zip"
@@ -133,7 +137,8 @@ def test_whole_graph_downloads_and_publishes(built: tuple[Path, Routes]) -> None
     by_key = {i["key"]: i for i in m["inputs"]}
     assert set(by_key) == {"pprrvu", "gpci", "locco", "anes", "ptp_f1", "ptp_f2", "ptp_f3",
                            "ptp_f4", "mue_official", "hcpcs", "icd10cm_tabular",
-                           "icd10cm_order", "carc", "rarc", "opps_addendum_b",
+                           "icd10cm_order", "icd10cm_eindex", "icd10cm_neoplasm",
+                           "icd10cm_drug", "carc", "rarc", "opps_addendum_b",
                            "opps_addendum_a", "asc_addendum_aa"}
     for i in m["inputs"]:
         assert i["origin"] == "download" and not i["excerpt"] and len(i["sha256"]) == 64

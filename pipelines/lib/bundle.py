@@ -19,7 +19,17 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 FORMAT = "clarus-reference-bundle"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Why each format version differs from the one before; the manifest repeats it, so a reader
+# holding an older bundle knows what it lacks.
+FORMAT_CHANGES = {
+    "2": "the coding arena's search and get_icd10 need what a coder reads beyond titles "
+         "(issue 9): icd10cm gains the tabular's inclusion_terms, use_additional_code, "
+         "code_first, code_also, notes and seventh_characters (printed at each node, as "
+         "includes/excludes already were); new tables icd10cm_eindex, icd10cm_neoplasm and "
+         "icd10cm_drug hold CDC's FY2025 External Cause Index, Neoplasm Table and Table of "
+         "Drugs and Chemicals. Every other table is unchanged.",
+}
 BATCH_ROWS = 65_536
 _OPTIONS = ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=19))
 

@@ -14,6 +14,8 @@ from .tables import TABLES
 HCPCS_RE = r"^[0-9A-Z]{4}[0-9A-Z]$"
 # FY2026 added category QA0 (genetic disorders), the first with a letter in position 2.
 ICD10CM_CODE_RE = r"^[A-Z]([0-9][0-9A-Z]|A[0-9])(\.[0-9A-Z]{1,4})?$"
+# the indexes also name code prefixes, written with a trailing dash (C34.9-, V86.3-)
+ICD10CM_INDEX_CODE_RE = r"^[A-Z][0-9A-Z]{2}(\.[0-9A-Z]{0,4})?-?$"
 MAX_SHOWN = 5
 
 
@@ -75,6 +77,13 @@ FORMAT_RULES: dict[str, list[tuple[str, str]]] = {
     "asc_rate": [("hcpcs", HCPCS_RE), ("payment_indicator", r"^[A-Z][0-9]$")],
     "carc": [("code", r"^([0-9]{1,3}|[A-Z][0-9]{1,2})$")],
     "rarc": [("code", r"^(M|MA|N)[0-9]{1,4}$")],
+    "icd10cm_eindex": [("code", ICD10CM_INDEX_CODE_RE)],
+    "icd10cm_neoplasm": [(c, ICD10CM_INDEX_CODE_RE) for c in (
+        "malignant_primary", "malignant_secondary", "ca_in_situ", "benign",
+        "uncertain_behavior", "unspecified_behavior")],
+    "icd10cm_drug": [(c, r"^T[0-9]{2}\.[0-9A-Z]{2,3}$") for c in (
+        "poisoning_accidental", "poisoning_intentional_self_harm", "poisoning_assault",
+        "poisoning_undetermined", "adverse_effect", "underdosing")],
 }
 
 

@@ -25,7 +25,15 @@ Conventions of the produced table (chosen here, relied on by the arenas):
   rows.
 * ``includes``/``excludes1``/``excludes2`` hold only the notes printed at that node (joined with
   newlines); by ICD convention they also govern every descendant, so a reader walks ``parent``
-  upward to collect them.  ``<inclusionTerm>`` lists are not "Includes" notes and are not kept.
+  upward to collect them.  The same holds for the coder's other instructions, kept since bundle
+  format 2 because a coder (and the arena's ``get_icd10``/``search_icd10``) needs them:
+  ``inclusion_terms`` (``<inclusionTerm>``: synonyms coded here, e.g. "Streptococcal sore
+  throat" at ``J02.0`` -- not "Includes" notes), ``use_additional_code``, ``code_first``,
+  ``code_also``, ``notes`` (free-standing instructions such as "A fracture not indicated as
+  open or closed should be coded to closed", and the 7th-character notes) and
+  ``seventh_characters`` (the ``<sevenChrDef>`` printed at that node, one ``X: meaning`` per
+  line, a ``<note>`` inside it appended to its character as ``(also: ...)``).  Rows produced by
+  7th-character expansion carry none of these: they inherit them from the node they extend.
 """
 
 from __future__ import annotations
@@ -39,8 +47,13 @@ import polars as pl
 from .errors import SourceFormatError
 
 _NODE_TAGS = frozenset({"chapter", "section", "diag"})
-_NOTE_TAGS = ("includes", "excludes1", "excludes2")
-_CAPTURED_NOTES = (*_NOTE_TAGS, "notes")  # <notes> carry 7th-character exceptions
+# XML note container -> column; every one is "notes printed at this node", newline-joined
+_NOTE_COLUMNS = {"includes": "includes", "excludes1": "excludes1", "excludes2": "excludes2",
+                 "inclusionTerm": "inclusion_terms", "useAdditionalCode": "use_additional_code",
+                 "codeFirst": "code_first", "codeAlso": "code_also", "notes": "notes",
+                 "sevenChrNote": "notes"}
+_NOTE_TAGS = tuple(dict.fromkeys(_NOTE_COLUMNS.values()))
+_CAPTURED_NOTES = tuple(_NOTE_COLUMNS)  # <notes> also carry 7th-character exceptions
 _EXCEPTION_RE = re.compile(
     r"7th characters? (?P<chars>.+?) do(?:es)? not apply to codes in (?:sub)?category "
     r"(?P<cat>[A-Z][0-9A-Z]{2}(?:\.[0-9A-Z]+)?) with 6th character (?P<sixth>.+)$")
@@ -52,6 +65,9 @@ SCHEMA: dict[str, pl.DataType] = {
     "parent": pl.String(), "chapter": pl.String(), "block": pl.String(),
     "category": pl.String(), "billable": pl.Boolean(), "depth": pl.Int8(),
     "includes": pl.String(), "excludes1": pl.String(), "excludes2": pl.String(),
+    "inclusion_terms": pl.String(), "use_additional_code": pl.String(),
+    "code_first": pl.String(), "code_also": pl.String(), "notes": pl.String(),
+    "seventh_characters": pl.String(),
 }
 
 
@@ -63,6 +79,7 @@ class _Node:
     desc: str | None = None
     notes: dict[str, list[str]] = field(default_factory=dict)
     seven: list[tuple[str, str]] | None = None
+    seven_notes: dict[str, list[str]] = field(default_factory=dict)
     children: list[_Node] = field(default_factory=list)
 
 
@@ -113,7 +130,11 @@ def _read_tree(data: bytes, source: str) -> list[_Node]:
             buf.clear()
         elif tag == "note" and parent_tag in _CAPTURED_NOTES and len(tags) >= 2 \
                 and tags[-2] in _NODE_TAGS:
-            capture[0] = parent_tag
+            capture[0] = _NOTE_COLUMNS[parent_tag]
+            buf.clear()
+        elif tag == "note" and parent_tag == "sevenChrDef" and tags[-2] in _NODE_TAGS \
+                and nodes[-1].seven:
+            capture[0] = "seven_note"  # "initial encounter for open fracture NOS" under B
             buf.clear()
         elif tag == "sevenChrDef" and parent_tag in _NODE_TAGS:
             nodes[-1].seven = []
@@ -141,6 +162,9 @@ def _read_tree(data: bytes, source: str) -> list[_Node]:
             elif what == "extension":
                 assert node.seven is not None
                 node.seven.append((ext_char[0], text))
+            elif what == "seven_note":
+                assert node.seven
+                node.seven_notes.setdefault(node.seven[-1][0], []).append(text)
             else:
                 node.notes.setdefault(what, []).append(text)
             capture[0] = None
@@ -209,6 +233,17 @@ def _seven_exceptions(node: _Node, source: str) -> list[_SevenException]:
     return out
 
 
+def _seven_text(node: _Node) -> str | None:
+    """The node's own ``<sevenChrDef>`` as ``A: initial encounter`` lines (None if it has none)."""
+    if not node.seven:
+        return None
+    lines = []
+    for char, text in node.seven:
+        extra = node.seven_notes.get(char)
+        lines.append(f"{char}: {text}" + (f" (also: {'; '.join(extra)})" if extra else ""))
+    return "\n".join(lines)
+
+
 def parse_icd10cm_tabular(data: bytes, source: str) -> pl.DataFrame:
     """Parse the CDC/CMS ``icd10cm-tabular-*.xml`` into ``icd10cm`` rows (see module docstring).
 
@@ -223,7 +258,7 @@ def parse_icd10cm_tabular(data: bytes, source: str) -> pl.DataFrame:
 
     def emit(code: str, kind: str, desc: str, parent: str | None, chapter: str,
              block: str | None, category: str | None, billable: bool, depth: int,
-             notes: dict[str, list[str]], line: int) -> None:
+             notes: dict[str, list[str]], line: int, seven: str | None = None) -> None:
         if code in seen:
             raise SourceFormatError(source, f"code {code} appears twice (first at line "
                                     f"{seen[code]})", row=line, column="name",
@@ -235,6 +270,7 @@ def parse_icd10cm_tabular(data: bytes, source: str) -> pl.DataFrame:
             cols[key].append(value)
         for key in _NOTE_TAGS:
             cols[key].append("\n".join(notes[key]) if key in notes else None)
+        cols["seventh_characters"].append(seven)
 
     def walk_diag(node: _Node, parent: str, parent_raw: str, chapter: str, block: str,
                   category: str | None, depth: int, seven: list[tuple[str, str]] | None,
@@ -264,7 +300,7 @@ def parse_icd10cm_tabular(data: bytes, source: str) -> pl.DataFrame:
         billable = leaf and not expand
         kind = "category" if len(raw) == 3 else "code" if billable else "subcategory"
         emit(code, kind, node.desc or "", parent, chapter, block, category, billable, depth,
-             node.notes, node.line)
+             node.notes, node.line, _seven_text(node))
         if expand:
             assert seven is not None
             if len(raw) > 6:

@@ -150,9 +150,41 @@ _add(TableSpec(
         ("parent", pa.string(), N), ("chapter", pa.string(), S), ("block", pa.string(), N),
         ("category", pa.string(), N), ("billable", pa.bool_(), S), ("depth", pa.int8(), S),
         ("includes", pa.string(), N), ("excludes1", pa.string(), N), ("excludes2", pa.string(), N),
+        ("inclusion_terms", pa.string(), N), ("use_additional_code", pa.string(), N),
+        ("code_first", pa.string(), N), ("code_also", pa.string(), N), ("notes", pa.string(), N),
+        ("seventh_characters", pa.string(), N),
     ),
     ("code",), 90_000, 110_000,
     "ICD-10-CM tabular list as a tree: chapter > block > category > subcategory > code.",
+))
+_INDEX_COMMON = (
+    ("seq", pa.int32(), S), ("letter", pa.string(), S), ("level", pa.int8(), S),
+    ("title", pa.string(), S), ("nemod", pa.string(), N), ("path", pa.string(), S),
+    ("see", pa.string(), N), ("see_also", pa.string(), N),
+)
+_add(TableSpec(
+    "icd10cm_eindex",
+    _s(*_INDEX_COMMON, ("code", pa.string(), N), ("see_category", pa.string(), N)),
+    ("seq",), 6_000, 12_000,
+    "ICD-10-CM External Cause of Injuries Index: one row per main term or subterm, in index "
+    "order, with its path, code (a trailing '-' = prefix) and cross-references.",
+))
+_add(TableSpec(
+    "icd10cm_neoplasm",
+    _s(*_INDEX_COMMON, *((c, pa.string(), N) for c in (
+        "malignant_primary", "malignant_secondary", "ca_in_situ", "benign",
+        "uncertain_behavior", "unspecified_behavior"))),
+    ("seq",), 1_500, 3_000,
+    "ICD-10-CM Neoplasm Table: one row per site, a code per behaviour column.",
+))
+_add(TableSpec(
+    "icd10cm_drug",
+    _s(*_INDEX_COMMON, *((c, pa.string(), N) for c in (
+        "poisoning_accidental", "poisoning_intentional_self_harm", "poisoning_assault",
+        "poisoning_undetermined", "adverse_effect", "underdosing"))),
+    ("seq",), 6_000, 10_000,
+    "ICD-10-CM Table of Drugs and Chemicals: one row per substance, a code (5-6 characters, "
+    "7th to be added) per intent column.",
 ))
 _add(TableSpec(
     "carc",

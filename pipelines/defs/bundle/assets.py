@@ -6,7 +6,7 @@ from typing import Any
 
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, asset
 
-from ...lib.bundle import write_bundle
+from ...lib.bundle import FORMAT_CHANGES, write_bundle
 from ...lib.fetch import Fetched
 from ...resources import BundleStore
 from ...sources import GAPS
@@ -14,13 +14,15 @@ from ..common import PARTITIONS, Normalized
 
 BUILDER_VERSION = "1"
 TABLE_ASSETS = ("hcpcs_rvu", "gpci", "locality_county", "anes_cf", "opps_cap", "fee_schedule",
-                "ncci_ptp", "mue", "hcpcs_level2", "icd10cm", "carc", "carc_group", "rarc",
+                "ncci_ptp", "mue", "hcpcs_level2", "icd10cm", "icd10cm_eindex",
+                "icd10cm_neoplasm", "icd10cm_drug", "carc", "carc_group", "rarc",
                 "plan_templates", "opps_rate", "asc_rate")
 RAW_ASSETS = ("pfs_raw", "ncci_ptp_raw", "ncci_mue_raw", "hcpcs_raw", "icd10cm_raw",
               "carc_rarc_raw", "opps_raw", "asc_raw")
 SOURCE_OF = {"hcpcs_rvu": "pfs", "gpci": "pfs", "locality_county": "pfs", "anes_cf": "pfs",
              "opps_cap": "pfs", "fee_schedule": "pfs", "ncci_ptp": "ncci_ptp", "mue": "ncci_mue",
-             "hcpcs_level2": "hcpcs", "icd10cm": "icd10cm", "carc": "carc_rarc",
+             "hcpcs_level2": "hcpcs", "icd10cm": "icd10cm", "icd10cm_eindex": "icd10cm",
+             "icd10cm_neoplasm": "icd10cm", "icd10cm_drug": "icd10cm", "carc": "carc_rarc",
              "carc_group": "carc_rarc", "rarc": "carc_rarc", "plan_templates": "plan_templates",
              "opps_rate": "opps", "asc_rate": "asc"}
 
@@ -60,6 +62,7 @@ def build_manifest(release: str, tables: dict[str, Normalized],
     absent = sorted(n for n, t in tables.items() if t.table is None)
     return {
         "builder": {"name": "clarus-pipelines", "version": BUILDER_VERSION},
+        "format_changes": FORMAT_CHANGES,
         "gaps": GAPS.get(release, []) + [f"table {n} not built: {'; '.join(tables[n].notes)}"
                                           for n in absent],
         "inputs": inputs,
