@@ -350,7 +350,26 @@ THERAPY: dict[str, tuple[str, str, int]] = {  # code -> (lay, note text, minutes
     "97163": ("therapy evaluation", "physical therapy evaluation, high complexity", 45),
     "97164": ("therapy re-evaluation", "physical therapy re-evaluation", 20),
 }
-THERAPY_DX = ("M54.50", "M25.561", "M62.81", "R26.89", "M75.41", "M54.2")
+THERAPY_DX = ("M54.50", "M25.561", "M62.81", "R26.89", "M75.41", "M54.2", "M25.552",
+              "M25.571", "M25.531", "M25.532")
+# Untimed services whose NCCI edits with other therapy codes are bypassed only for another
+# body region, never for another clock interval: range-of-motion measurements (95851, a CPT
+# "separate procedure", each extremity or trunk section) and supervised modalities (traction,
+# paraffin, whirlpool). Timed procedures (15-minute units) are distinct in separate intervals
+# (CMS's 97530/97140 example); these are distinct only at another site.
+SITE_DECIDED: dict[str, tuple[str, ...]] = {
+    "95851": ("right knee", "left shoulder", "left hip", "right ankle", "lumbar spine",
+              "cervical spine"),
+    "97012": ("lumbar spine", "cervical spine"),
+    "97018": ("right hand and wrist", "left hand and wrist"),
+    "97022": ("right hand and wrist", "left hand and wrist", "right ankle", "right knee"),
+}
+# an evaluation and a treatment are distinct when the treatment had its own interval after
+# the evaluation (the clock decides, as for timed codes); two evaluations never share a day
+EVALUATIONS = frozenset(("97161", "97162", "97163", "97164"))
+# indicator-1 edits kept out of the task: no same-region story exists (traction of the
+# spine and paraffin of a hand), so the denial could never stand on the notes
+CONTESTED_THERAPY = frozenset((frozenset(("97012", "97018")),))
 THERAPY_REGIONS = ("lumbar spine", "right knee", "left shoulder", "cervical spine", "left hip",
                    "right ankle")
 

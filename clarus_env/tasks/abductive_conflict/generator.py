@@ -380,8 +380,15 @@ def _family_pairs(ref: Any) -> dict[str, list[tuple[str, str]]]:
              and frozenset((cat.PROCS[a].kind, cat.PROCS[b].kind)) not in cat.SAME_SITE_KINDS
              and not (cat.PROCS[a].role == cat.PROCS[b].role == "biopsy")]
     ther = [c for c in sorted(cat.THERAPY) if _usable(ref, c)]
-    therapy = [(a, b) for i, a in enumerate(ther) for b in ther[i + 1:]]
+    # never two evaluations the same day (mutually exclusive, and absurd as a story)
+    therapy = [(a, b) for i, a in enumerate(ther) for b in ther[i + 1:]
+               if not {a, b} <= cat.EVALUATIONS]
     return {"em": em, "proc": proc, "apart": apart, "therapy": therapy}
+
+
+def _contested(fam: str, c1: str, c2: str, status: str) -> bool:
+    """An indicator-1 therapy edit the notes could never uphold (``catalog.CONTESTED_THERAPY``)."""
+    return fam == "therapy" and status == "1" and frozenset((c1, c2)) in cat.CONTESTED_THERAPY
 
 
 def _build_pools(ref: Any) -> dict[str, dict[str, dict[str, list[tuple[str, str]]]]]:
@@ -405,6 +412,8 @@ def _build_pools(ref: Any) -> dict[str, dict[str, dict[str, list[tuple[str, str]
             if got is None:
                 continue
             c1, c2, status = got
+            if _contested(fam, c1, c2, status):
+                continue
             if fam == "em":
                 em = c1 if c1.startswith("992") else c2
                 # a nurse visit (99211) only in the indicator-0 edits it really has;
@@ -694,11 +703,21 @@ def billed_cents(fee: int, markup_pct: int) -> int:
 
 
 
+# the plan's own claim-editing policy: which bundling edits it applies, so that "no active
+# edit" is a fact about the plan's stated table and not about a payer's unknown edits
+CLAIM_EDITING = ("Bundling edits: this plan applies the CMS NCCI practitioner procedure-to-"
+                 "procedure edits as loaded in its claims system (NCCI release 2024 Q3, "
+                 "effective 2024-07-01; the same table the NCCI lookup shows) and no "
+                 "proprietary bundling edits. Modifiers 59, XE, XP, XS, XU and 25 bypass an "
+                 "edit with modifier indicator 1 when the records support them.")
+
+
 # -- stories ----------------------------------------------------------------------------------
-DISTINCT_LINKS = ("also addressed:", "in addition,", "second concern today:", "separately,",
-                  "also discussed:")
-NOTED_LINKS = ("also addressed:", "in addition,", "also discussed:", "separately,",
-               "history reviewed:")
+# one set of link words for a managed problem and a listed one: the words after the link
+# (an assessment and plan, or "not evaluated today") decide, never the link ("addressed" is
+# CPT's term of art for a problem that counts, so no link uses it)
+DISTINCT_LINKS = ("in addition,", "separately,", "also noted:", "other item:")
+NOTED_LINKS = DISTINCT_LINKS
 # a condition the note only lists: not evaluated or treated at this visit (AMA 2021: a
 # notation that another professional manages it is not a problem addressed)
 NOTED_TAILS = ("listed in the history, not evaluated today",
@@ -746,6 +765,11 @@ THERAPY_REGIONS = (("lumbar spine", "M54.50"), ("right knee", "M25.561"),
                    ("left shoulder", "M75.42"), ("cervical spine", "M54.2"),
                    ("both legs (generalized weakness)", "M62.81"),
                    ("gait and balance", "R26.89"))
+# body sites for the services distinct only at another site (catalog.SITE_DECIDED)
+SITE_REGIONS = dict((("lumbar spine", "M54.50"), ("right knee", "M25.561"),
+                     ("left shoulder", "M75.42"), ("cervical spine", "M54.2"),
+                     ("left hip", "M25.552"), ("right ankle", "M25.571"),
+                     ("right hand and wrist", "M25.531"), ("left hand and wrist", "M25.532")))
 
 
 class _Dx:
@@ -888,6 +912,7 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             # site (the billing office's view): only the notes show the site is the same
             phantom = [s for s in SITES[kind2] if s[0] != sites[first]]
             listed_dx = (rng.choice(p[second].dx) if p[second].dx
+                         else "" if kind2 == "wound"  # no laceration the notes never show
                          else rng.choice(phantom)[2] if phantom else "")
     # where on the site the first lesion lies, in half of the skin stories of every branch
     marks = next((v for k, v in LANDMARKS.items() if k in sites[first]), ())
@@ -911,6 +936,12 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             d = lines[other]["dx"] if other in lines else "M79.2"
         n = meas[code].get("n", 1)
         site = f"{sites[code]} ({landmark})" if landmark and code == first else sites[code]
+        if not distinct and proc.kind == "wound" and p[first].kind == "skin":
+            # the repair closes the defect the biopsy or excision left (the same wound)
+            proc = cat.Proc(proc.kind, proc.role, proc.lay,
+                            f"simple single-layer closure of the "
+                            f"{ {'excise': 'excision'}.get(p[first].role, p[first].role)} defect, "
+                            "{size} cm, on the {site}")
         text = proc.text.format(site=site, size=meas[code].get("size", ""), n=n)
         if separate and code == second:
             what = "laceration" if p[code].kind == "wound" else "lesion"
@@ -940,15 +971,39 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
                    ) -> dict[str, Any]:
     """Two therapy services in one session. Distinct: separate, non-overlapping time
     intervals. Not distinct: the denied service was done inside the paid one's time."""
-    r1 = r2 = rng.choice(THERAPY_REGIONS)  # one region: only the clock decides
     m1, m2 = cat.THERAPY[paid][2], cat.THERAPY[denied][2]
     t1 = 8 * 60 + 5 * rng.randrange(20)
+    if paid in cat.SITE_DECIDED or denied in cat.SITE_DECIDED:
+        # distinct only at another body site: one after the other in either story, on two
+        # sites when distinct, on one when not
+        allowed = {c: cat.SITE_DECIDED.get(c, tuple(SITE_REGIONS)) for c in (paid, denied)}
+        shared = [r for r in allowed[paid] if r in allowed[denied]]
+        if distinct or not shared:  # (no shared site: only the distinct story exists)
+            n1 = rng.choice(allowed[paid])
+            n2 = rng.choice([r for r in allowed[denied] if r != n1])
+        else:
+            n1 = n2 = rng.choice(shared)
+        r1, r2 = (n1, SITE_REGIONS[n1]), (n2, SITE_REGIONS[n2])
+        gap = 5 * rng.randrange(3)
+        t2 = t1 + m1 + gap if rng.random() < 0.5 else t1 - m2 - gap
+        return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng,
+                              ("59", "XS"))
+    r1 = r2 = rng.choice(THERAPY_REGIONS)  # one region: only the clock decides
     if distinct:
         gap = 5 * rng.randrange(3)
         t2 = t1 + m1 + gap if rng.random() < 0.5 else t1 - m2 - gap
     else:  # wholly inside the paid service's minutes: not one minute of its own
         m2 = min(m2, m1)
         t2 = t1 + 5 * rng.randrange((m1 - m2) // 5 + 1)
+    return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng, ("59", "XU"))
+
+
+def _therapy_notes(paid: str, denied: str, one: tuple[int, int, tuple[str, str]],
+                   two: tuple[int, int, tuple[str, str]], mod: bool, rng: random.Random,
+                   bypass: tuple[str, str]) -> dict[str, Any]:
+    """The two lines' notes and modifiers; ``bypass``: the modifiers a biller appends
+    (XS for another site, XU for another interval, or 59)."""
+    (t1, m1, r1), (t2, m2, r2) = one, two
     dx = _Dx()
     notes, lines = {}, {}
     # therapists write the clock in more than one way
@@ -960,7 +1015,7 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
                        f"{when}, {region[0]}.")
         lines[code] = {"mods": ["GP"], "ptr": [dx.ptr(region[1])]}
     if mod:
-        lines[denied]["mods"].append(rng.choice(("59", "XU")))
+        lines[denied]["mods"].append(rng.choice(bypass))
     return {"specialty": "physical therapy", "dxs": dx.codes, "lines": lines, "notes": notes,
             "lay": {paid: cat.THERAPY[paid][0], denied: cat.THERAPY[denied][0]}}
 
@@ -1186,7 +1241,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
          "key": claim_id, "distractor": False, "data": provider_record},
         {"artifact_id": ids["plan"], "type": "plan_document", "party": "insurer",
          "key": plan_id, "distractor": False,
-         "data": plan_document(plan, plan_id, insurer)},
+         "data": {**plan_document(plan, plan_id, insurer), "claim_editing": CLAIM_EDITING}},
         _prior_eob(ref, data, prior, ids["prior_eob"], plan_id, insurer, patient, practice),
     ]
 
