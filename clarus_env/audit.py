@@ -26,6 +26,7 @@ change.
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib
 import itertools
 import math
@@ -242,6 +243,72 @@ def records_rule(train: TrainSet) -> Decide:
     return lambda view: _as_decision(nb.predict(doc(view.get("records", {}))), view)
 
 
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+MONEYISH = re.compile(r"^-?\$?\d[\d,]*(\.\d+)?$")
+
+
+def _features(obj: Any, path: str, out: dict[str, float]) -> None:
+    """A record as numbers a tree can split on: every numeric or money value at its key path
+    (list items by position), ISO dates as day numbers, short strings one-hot, long strings
+    as word presence. Nothing is computed from two fields: that would be reasoning."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _features(v, f"{path}.{k}", out)
+    elif isinstance(obj, list):
+        out[f"{path}#n"] = float(len(obj))
+        for i, v in enumerate(obj[:8]):
+            _features(v, f"{path}[{i}]", out)
+    elif isinstance(obj, (bool, int, float)):
+        out[path] = float(obj)
+    elif isinstance(obj, str):
+        text = obj.strip()
+        if MONEYISH.match(text):
+            out[path] = float(text.replace("$", "").replace(",", ""))
+        elif ISO_DATE.match(text):
+            try:
+                out[path] = float(dt.date.fromisoformat(text[:10]).toordinal())
+            except ValueError:
+                out[f"{path}={text[:40]}"] = 1.0
+        elif len(text) <= 40:
+            out[f"{path}={text}"] = 1.0
+        else:
+            for w in set(tokens(text)):
+                out[f"{path}~{w}"] = 1.0
+
+
+def record_features(records: dict[str, Any]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for t in sorted(records):
+        if records[t]:
+            _features(records[t], t, out)
+    return out
+
+
+def forest_rule(train: TrainSet) -> Decide | None:
+    """A random forest over every value of every case record (amounts as printed, dates,
+    field presence, words), fitted on train: the generic learner that finds a surface
+    correlation no hand-written shortcut thought of. None if scikit-learn is not installed
+    (``pip install 'clarus[audit]'``)."""
+    try:
+        from sklearn.ensemble import RandomForestClassifier
+        from sklearn.feature_extraction import DictVectorizer
+    except ImportError:
+        return None
+    types = sorted({a["type"] for s in train.scenarios for a in s["artifacts"]})
+    rows = [record_features({t: _first(s, t) for t in types}) for s in train.scenarios]
+    classes = sorted(set(train.labels), key=repr)
+    index = {lab: i for i, lab in enumerate(classes)}
+    vec = DictVectorizer(sparse=True, sort=True)
+    x = vec.fit_transform(rows)
+    forest = RandomForestClassifier(n_estimators=200, min_samples_leaf=2, random_state=0,
+                                    n_jobs=1).fit(x, [index[lab] for lab in train.labels])
+
+    def decide(view: dict[str, Any]) -> dict[str, Any]:
+        got = forest.predict(vec.transform([record_features(view.get("records", {}))]))
+        return _as_decision(classes[int(got[0])], view)
+    return decide
+
+
 def claim_rule(train: TrainSet) -> Decide:
     """The claim-only memorizer: a table from the claim's codes and modifiers to the outcome
     (exact codes first, then code families and whether a modifier was appended)."""
@@ -433,6 +500,9 @@ def shortcut_agents(task: str, train: TrainSet) -> dict[str, Callable[[], Any]]:
     out["claim_memorizer"] = lambda: H(decide=claim)
     surface = records_rule(train)
     out["nb_records"] = lambda: H(decide=surface)
+    forest = forest_rule(train)
+    if forest is not None:
+        out["rf_records"] = lambda: H(decide=forest)
     counters = counter_rules(train)
     if counters is not None:
         rediagnose, respond = counters
