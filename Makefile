@@ -13,7 +13,7 @@ export CLARUS_CMS_MIRROR ?= $(abspath $(CURDIR)/../shared/cms-data/raw)
 $(STAMP): pyproject.toml requirements/lock.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip==26.3
-	$(BIN)/pip install --quiet -c requirements/lock.txt -e '.[pipeline,server,llm,dev,train,audit]'
+	$(BIN)/pip install --quiet -c requirements/lock.txt -e '.[pipeline,server,llm,dev,train,audit,ray]'
 	$(BIN)/pip install --quiet --no-deps openenv-core==0.3.0  # test-only: OpenEnv's own client
 	$(BIN)/pip install --quiet -c requirements/lock.txt 'fastmcp-slim[client]==4.2.3'  # what its client imports
 	command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq redis-server) || echo "redis-server not installed: the Redis session-store tests will skip"
