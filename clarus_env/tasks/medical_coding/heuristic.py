@@ -17,7 +17,9 @@ How it codes a note:
   overlap, laterality agreement and a small penalty for unrequested specificity;
 * the problem that best matches the chief complaint (and is not a past-history entry) is the
   primary diagnosis, the others are secondary;
-* CPT: an office E/M from the stated minutes or MDM level (new vs established), preventive codes
+* CPT: an office E/M from the MDM elements the note documents (problem status words, tests and
+  records reviewed or ordered, independent historian/interpretation, discussion, the management
+  decision) by the AMA 2021 2-of-3 table, or from the stated minutes when higher; preventive codes
   by age for a wellness visit, and a CPT description search for each procedure in the plan with
   RT/LT/50 from the side it names and modifier 25 on an E/M billed with a procedure.
 
@@ -34,6 +36,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from . import em
 from .search import search_cpt, search_icd10, tokens
 
 # -- note structure ----------------------------------------------------------------------------
@@ -42,6 +45,7 @@ _HEADERS = {
     "hpi": ("hpi", "history of present illness", "history"),
     "pmh": ("pmh", "past medical history", "medical history"),
     "meds": ("meds", "medications", "current medications"),
+    "sh": ("sh", "social history", "social"),
     "ros": ("ros", "review of systems", "pertinent ros"),
     "exam": ("exam", "physical exam", "pe", "objective"),
     "assessment": ("assessment", "a", "impression", "diagnoses"),
@@ -125,20 +129,46 @@ _VACCINE = re.compile(r"\b(vaccin\w*|immuniz\w*|flu shot)\b", re.IGNORECASE)
 _NEW_PATIENT = re.compile(r"\bnew (patient|pt|to (the|our) (practice|clinic))\b", re.IGNORECASE)
 _MINUTES = re.compile(r"(\d+)\s*(?:minutes|mins?)\b", re.IGNORECASE)
 _MDM = re.compile(
-    r"(?:mdm|decision making)\D{0,20}?\b(straightforward|low|moderate|high)\b|"
-    r"\b(straightforward|low|moderate|high)\b complexity",
+    r"\b(reviewed|ordered|labs ordered|will obtain|independent|discussed|rx|prescription|otc|"
+    r"over-the-counter|admission|supportive care|watchful waiting|recommend)\b",
     re.IGNORECASE,
 )
+# MDM elements as notes document them (AMA 2021 table, see .em)
+_STATUS = [
+    (re.compile(r"\b(severe exacerbation|threat to (life|bodily))\b", re.I), "severe"),
+    (re.compile(r"\b(uncertain prognosis|prognosis uncertain|undiagnosed)\b", re.I),
+     "undiagnosed"),
+    (re.compile(r"\b(worsening|progressing|flaring|exacerbation)\b", re.I),
+     "chronic_exacerbation"),
+    (re.compile(r"\bsystemic\b", re.I), "acute_systemic"),
+    (re.compile(r"\b(stable|unchanged|at goal)\b", re.I), "chronic_stable"),
+    (re.compile(r"\b(self-limit\w*|minor)\b", re.I), "minor"),
+]
+_STATUS_TAIL = re.compile(
+    r"\s*(?:,|-|\()\s*(?:new, )?(?:uncomplicated|stable on current regimen|stable|unchanged|"
+    r"at goal|worsening|progressing despite treatment|flaring|with systemic symptoms|"
+    r"acute, with systemic symptoms|self-limited|self-limiting|minor|acute, uncomplicated|"
+    r"no complications noted|undiagnosed new problem, prognosis uncertain|"
+    r"new problem of uncertain prognosis)\)?\s*$",
+    re.I,
+)
+_RECORDS = re.compile(r"\b(records? from|note from|outside records)\b", re.I)
+_REVIEWED = re.compile(r"(?:reviewed prior results|results reviewed)\s*:\s*([^.]*)|"
+                       r"\bprior ([^.(]*?)\s*\(", re.I)
+_ORDERED = re.compile(r"(?:\bordered|labs ordered\s*:|will obtain)\s+([^.]*)", re.I)
+_HISTORIAN = re.compile(r"\bindependent historian\b", re.I)
+_INTERPRETATION = re.compile(r"\bindependent(?:ly reviewed| interpretation)\b", re.I)
+_DISCUSSION = re.compile(r"\b(discussed management|case discussed) (by phone )?with\b", re.I)
+_RISK = [
+    (re.compile(r"\badmission\b", re.I), 3),
+    (re.compile(r"\b(rx|prescription)\b", re.I), 2),
+    (re.compile(r"\b(otc|over-the-counter)\b", re.I), 1),
+]
 _QUALIFIER = re.compile(
     r"\s*\b(confirmed|diagnosed|per|since|yesterday|today|seen at|at urgent care|on exam)\b.*$",
     re.IGNORECASE,
 )
 _SIDE = re.compile(r"\b(right|left|bilateral|both|bilat)\b", re.IGNORECASE)
-
-# Office E/M time thresholds (CPT 2021+) and MDM levels.
-_EM_NEW_MIN = ((60, "99205"), (45, "99204"), (30, "99203"), (15, "99202"))
-_EM_EST_MIN = ((40, "99215"), (30, "99214"), (20, "99213"), (10, "99212"))
-_MDM_LEVEL = {"straightforward": 2, "low": 3, "moderate": 4, "high": 5}
 
 # Preventive medicine codes by age band (new 9938x, established 9939x).
 _PREVENTIVE_AGES = ((1, 1), (5, 2), (12, 3), (18, 4), (40, 5), (65, 6), (200, 7))
@@ -344,7 +374,7 @@ class HeuristicAgent:
         status: list[str] = []  # medication / status phrases
         uncertain = False
         for raw in problems:
-            p = raw
+            p = _STATUS_TAIL.sub("", raw)
             for paren in re.findall(r"\(([^)]*)\)", raw):
                 if any(paren.strip().lower() == m.strip().lower() for m in meds):
                     status.append(paren)
@@ -475,25 +505,61 @@ class HeuristicAgent:
             prev = f"99{'38' if new else '39'}{band}"
             out.append(prev + ("-25" if any(m25 for _, m25 in procedures) else ""))
         else:
-            em = self._em(plan, new)
-            if em and any(m25 for _, m25 in procedures):
-                em += "-25"
-            if em or not procedures:
-                out.append(em or ("99203" if new else "99213"))
+            visit = self._em(_sections(note), new) if not self._procedure_only(plan) else None
+            if visit and any(m25 for _, m25 in procedures):
+                visit += "-25"
+            if visit or not procedures:
+                out.append(visit or ("99203" if new else "99213"))
         for code, _ in procedures:
             if code not in out:
                 out.append(code)
         return out
 
     @staticmethod
-    def _em(plan: str, new: bool) -> str | None:
+    def _procedure_only(plan: str) -> bool:
+        """A plan with no MDM element and no time documents no E/M (procedure-only visit)."""
+        return not (_MDM.search(plan) or _MINUTES.search(plan))
+
+    @staticmethod
+    def _em(sec: dict[str, str], new: bool) -> str | None:
+        """Office E/M level from the MDM elements the note documents (2 of 3), or total time
+        when that is higher -- read with keyword rules, never from a stated level."""
+        plan = sec.get("plan", "")
+        text = " ".join(sec.get(k, "") for k in ("hpi", "plan"))
+        kinds = [_problem_kind(p) for p in _problems(sec.get("assessment", ""))]
+        data = em.Data(
+            external_notes=len(_RECORDS.findall(text)),
+            results_reviewed=_count_listed(_REVIEWED, plan),
+            tests_ordered=_count_listed(_ORDERED, plan),
+            independent_historian=bool(_HISTORIAN.search(text)),
+            independent_interpretation=bool(_INTERPRETATION.search(plan)),
+            discussion_external=bool(_DISCUSSION.search(plan)),
+        )
+        risk = next((lv for pat, lv in _RISK if pat.search(plan)), 0)
+        level = em.em_level_from_mdm(
+            em.mdm_level(em.problems_level(kinds), em.data_level(data), risk)
+        )
         m = _MINUTES.search(plan)
         if m:
-            minutes = int(m.group(1))
-            table = _EM_NEW_MIN if new else _EM_EST_MIN
-            return next((code for floor, code in table if minutes >= floor), table[-1][1])
-        m = _MDM.search(plan)
-        if m:
-            level = _MDM_LEVEL[(m.group(1) or m.group(2)).lower()]
-            return f"99{'20' if new else '21'}{level}"
-        return None
+            level = max(level, em.em_level_from_time(int(m.group(1)), new) or 2)
+        return em.em_code(level, new)
+
+
+def _problem_kind(phrase: str) -> str:
+    """The MDM problem kind an assessment line's status words give (acute when silent)."""
+    if _NEGATION.match(phrase) or _HISTORY.search(phrase):
+        return "history"
+    for pat, kind in _STATUS:
+        if pat.search(phrase):
+            return kind
+    return "acute"
+
+
+def _count_listed(pattern: re.Pattern[str], text: str) -> int:
+    """How many unique tests a "Reviewed ...: A, B" / "Ordered A and B" sentence names."""
+    n = 0
+    for m in pattern.finditer(text):
+        listed = next((g for g in m.groups() if g), "")
+        body = re.split(r"\s+(?:from|last|\(|sent|drawn|at the)\b", listed)[0]
+        n += len([x for x in re.split(r",|;|\band\b", body) if x.strip()])
+    return n

@@ -35,24 +35,16 @@ string joins.
 from __future__ import annotations
 
 import random
+import re
 import zlib
-from functools import lru_cache
 from typing import Any
 
 from ...scenario import rng_for
+from . import em, grammar
 from .catalog import Catalog, load_catalog, with_seventh
 
 TASK = "medical_coding"
 DIFFICULTIES = ("easy", "medium", "hard")
-LEVEL = {
-    "minor": 2,
-    "acute": 3,
-    "chronic_stable": 3,
-    "acute_systemic": 4,
-    "chronic_exacerbation": 4,
-    "severe": 5,
-}
-CHRONIC_PROBLEMS = ("chronic_stable", "chronic_exacerbation")
 COMBINATION_IDS = (
     "htn_hf",
     "htn_ckd",
@@ -91,66 +83,48 @@ EASY_PROCS = frozenset(
 SIDE_WORDS = {"right": ("right", "R"), "left": ("left", "L"), "bilateral": ("both", "bilateral")}
 SIDE_MOD = {"right": "RT", "left": "LT", "bilateral": "50"}
 
-DISTRACTORS = (
-    "Lives with spouse.",
-    "Lives alone, independent in ADLs.",
-    "Works as a teacher.",
-    "Works in construction.",
-    "Drinks 2 cups of coffee a day.",
-    "Walks 30 minutes most days.",
-    "NKDA.",
-    "No known drug allergies.",
-    "Accompanied by daughter.",
-    "Retired accountant.",
-    "Immunizations reviewed.",
-    "Denies recent travel.",
-    "Patient is a reliable historian.",
-    "Goes to the gym twice a week.",
-    "Sleeps about 7 hours a night.",
-    "Occasional social alcohol use.",
-    "Has a dog at home.",
-    "Prefers generic medications.",
-)
-NORMAL_EXAM = (
-    "Alert, oriented, no acute distress.",
-    "Well-appearing.",
-    "Skin warm and dry.",
-    "Speech fluent.",
-    "Mood and affect appropriate.",
-    "Gait steady.",
-    "Conjunctivae clear.",
-    "Neck supple.",
-)
 HEADERS = {
     "cc": ("CC:", "Chief complaint:", "Reason for visit:", "Chief Complaint:"),
     "hpi": ("HPI:", "History of present illness:", "History:"),
     "pmh": ("PMH:", "Past medical history:", "Medical history:"),
     "meds": ("Meds:", "Medications:", "Current medications:"),
+    "sh": ("SH:", "Social history:", "Social:"),
     "ros": ("ROS:", "Review of systems:", "Pertinent ROS:"),
     "exam": ("Exam:", "Physical exam:", "PE:", "Objective:"),
     "assessment": ("Assessment:", "A:", "Impression:", "Diagnoses:"),
     "plan": ("Plan:", "P:", "Plan/Procedures:"),
 }
 ORDERS = (
-    ("cc", "hpi", "pmh", "meds", "ros", "exam", "assessment", "plan"),
-    ("cc", "hpi", "ros", "pmh", "meds", "exam", "assessment", "plan"),
-    ("cc", "hpi", "pmh", "ros", "exam", "meds", "assessment", "plan"),
-    ("cc", "hpi", "ros", "exam", "pmh", "meds", "assessment", "plan"),
-    ("assessment", "cc", "hpi", "pmh", "meds", "ros", "exam", "plan"),
+    ("cc", "hpi", "pmh", "meds", "sh", "ros", "exam", "assessment", "plan"),
+    ("cc", "hpi", "ros", "pmh", "sh", "meds", "exam", "assessment", "plan"),
+    ("cc", "hpi", "pmh", "ros", "exam", "meds", "sh", "assessment", "plan"),
+    ("cc", "hpi", "ros", "exam", "pmh", "meds", "sh", "assessment", "plan"),
+    ("assessment", "cc", "hpi", "pmh", "meds", "sh", "ros", "exam", "plan"),
+    ("cc", "hpi", "pmh", "sh", "meds", "ros", "exam", "assessment", "plan"),
+    ("cc", "hpi", "meds", "pmh", "sh", "exam", "ros", "assessment", "plan"),
 )
 MEDICARE_AGE = 65
 PAYER_LINES = {
-    "medicare": ("Insurance: Medicare Part B.", "Payer: Medicare (traditional, Part B).",
-                 "Coverage: Original Medicare."),
-    "commercial": ("Insurance: commercial PPO.", "Payer: commercial plan (employer HMO).",
-                   "Coverage: private commercial insurance."),
+    "medicare": tuple(
+        f"{head} {body}"
+        for head in ("Insurance:", "Payer:", "Coverage:")
+        for body in ("Medicare Part B.", "Medicare (traditional, Part B).", "Original Medicare.",
+                     "traditional Medicare, Part B.", "Medicare fee-for-service.",
+                     "Medicare FFS, Part B.")
+    ),
+    "commercial": tuple(
+        f"{head} {kind} {plan}."
+        for head in ("Insurance:", "Payer:", "Coverage:")
+        for kind in ("commercial", "private", "employer-sponsored")
+        for plan in ("PPO", "HMO", "EPO", "POS plan")
+    ),
 }
 OPTIONAL_EXTERNAL_CAUSE = ("Y92", "Y93", "Y99")
 UNCERTAIN_PLANS = (
-    "workup pending",
-    "confirmatory testing ordered",
-    "will reassess after results",
-    "imaging ordered",
+    "diagnosis not yet established",
+    "not confirmed at this visit",
+    "will reassess at f/u",
+    "to be clarified",
 )
 
 
@@ -158,7 +132,7 @@ UNCERTAIN_PLANS = (
 # per-process pools
 # --------------------------------------------------------------------------------------------
 class _Pools:
-    def __init__(self, cat: Catalog) -> None:
+    def __init__(self, cat: Catalog, ref: Any = None) -> None:
         self.cat = cat
         conds = cat.conditions
         by = cat.by_id
@@ -200,6 +174,11 @@ class _Pools:
             for c in conds
             if c.get("alternatives") or c.get("sequence_free") or c.get("digit_modifiers")
         )
+        self.synonyms: dict[str, list[str]] = {}
+        self.phrases: dict[tuple[str, str], list[str]] = {}
+        self.titles: set[str] = set()
+        if ref is not None:
+            self._drop_title_synonyms(ref)
         self.alt_procedures = {
             p["cpt"]: p
             for p in cat.procedures
@@ -209,14 +188,63 @@ class _Pools:
             or p["kind"].startswith("preventive")
         }
 
+    def is_title(self, text: str) -> bool:
+        return text.lower() in self.titles
 
-@lru_cache(maxsize=4)
-def _pools_for(key: str) -> _Pools:
-    return _Pools(load_catalog())
+    def _drop_title_synonyms(self, ref: Any) -> None:
+        """Variant phrases and synonyms that render to an ICD-style title of a code they emit
+        are not drawn (a note quoting "alcohol abuse, uncomplicated" reads as a code list, not
+        documentation); a row left with no other wording keeps its own."""
+        cat = self.cat
+        for cond in cat.conditions:
+            if cond.get("seventh"):
+                continue
+            titles = {
+                node["description"].lower()
+                for v in cat.variants(cond)
+                for code in v["codes"]
+                if (node := ref.icd10cm(code)) is not None and _title_style(node["description"])
+            }
+            self.titles |= titles
+            if not titles:
+                continue
+            phrases: dict[str, list[str]] = {}
+            for v in cat.variants(cond):
+                ok = [ph for ph in v["phrases"] if not any(t in ph.lower() for t in titles)]
+                phrases[v.get("id", "")] = ok or v["phrases"]
+                if ok and len(ok) < len(v["phrases"]):
+                    self.phrases[(cond["id"], v.get("id", ""))] = ok
+            keep = [
+                syn for syn in cond["synonyms"]
+                if not any(
+                    t in syn.replace("{side}", ph).replace("{v}", ph).lower()
+                    for v in cat.variants(cond) for ph in phrases[v.get("id", "")]
+                    for t in titles
+                )
+            ]
+            if keep and len(keep) < len(cond["synonyms"]):
+                self.synonyms[cond["id"]] = keep
+
+
+def _title_style(title: str) -> bool:
+    """A title in ICD style (comma, parentheses, 'unspecified', 'without', 4+ words), which a
+    note must never copy verbatim; a short clinical name ("Plantar wart") is what one writes."""
+    return bool(_ICD_STYLE.search(title)) or len(title.split()) >= 4
+
+
+_ICD_STYLE = re.compile(r",|\(|\[|\bunspecified\b|\bwithout\b|\bother\b|\bNEC\b", re.I)
+
+
+_POOLS: dict[str, _Pools] = {}
 
 
 def _pools(ref: Any) -> _Pools:
-    return _pools_for(str(getattr(ref, "release", "")))
+    """Pools per reference release: built once per process (synonyms are checked against the
+    release's ICD-10-CM titles)."""
+    key = str(getattr(ref, "release", ""))
+    if key not in _POOLS:
+        _POOLS[key] = _Pools(load_catalog(), ref)
+    return _POOLS[key]
 
 
 # --------------------------------------------------------------------------------------------
@@ -237,7 +265,8 @@ class _Item:
     """One documented condition: its variant, encounter character and rendered phrase."""
 
     __slots__ = (
-        "cond", "variant", "seventh", "text", "codes", "side", "role", "status_text", "synonym"
+        "cond", "variant", "seventh", "text", "codes", "side", "role", "status_text", "synonym",
+        "counted",
     )
 
     def __init__(
@@ -260,23 +289,27 @@ class _Item:
             seventh = rng.choice(cond["seventh"])
         self.seventh = seventh
         self.side = variant.get("side")
-        self.synonym = rng.choice(cond["synonyms"])
+        self.synonym = rng.choice(pools.synonyms.get(cond["id"]) or cond["synonyms"])
         self.codes = pools.cat.codes_for(cond, variant, seventh, self.synonym)
-        self.text = _render(rng, self.synonym, variant)
+        self.text = _render(rng, self.synonym, variant,
+                            pools.phrases.get((cond["id"], variant.get("id", ""))))
         self.role = ""
         self.status_text = ""
+        self.counted = False  # a problem the E/M addresses: its status is written
 
     @property
     def problem(self) -> str:
         return self.variant.get("problem", self.cond["problem"])
 
 
-def _render(rng: random.Random, template: str, variant: dict[str, Any]) -> str:
+def _render(rng: random.Random, template: str, variant: dict[str, Any],
+            phrases: list[str] | None = None) -> str:
     out = template
+    pool = phrases or variant["phrases"]
     if "{side}" in out:
-        out = out.replace("{side}", rng.choice(variant["phrases"]))
+        out = out.replace("{side}", rng.choice(pool))
     if "{v}" in out:
-        out = out.replace("{v}", rng.choice(variant["phrases"]))
+        out = out.replace("{v}", rng.choice(pool))
     return out
 
 
@@ -352,37 +385,105 @@ def _add_status(pools: _Pools, rng: random.Random, items: list[_Item], age: int,
 
 
 def _em(
-    pools: _Pools, rng: random.Random, items: list[_Item], new: bool
+    pools: _Pools,
+    rng: random.Random,
+    items: list[_Item],
+    new: bool,
+    age: int,
+    hpi: list[str],
+    *,
+    procedure_day: bool = False,
+    undiagnosed: bool = False,
 ) -> tuple[dict[str, Any], str]:
-    """The office E/M for the problems addressed, and the sentence that documents its level."""
-    levels = [LEVEL.get(i.problem, 0) for i in items]
-    level = max([2, *levels])
-    chronic = sum(1 for i in items if i.problem in CHRONIC_PROBLEMS)
-    if chronic >= 2:
-        level = max(level, 4)
-    if sum(1 for x in levels if x >= 4) >= 2:
-        level = 5
-    level = min(level, 5)
-    proc = pools.em[("em_new" if new else "em_est", level)]
-    lo, hi = proc["time_min"]
-    if rng.random() < 0.5:
-        minutes = rng.randint(lo, hi)
-        doc = rng.choice(
-            (
-                f"Total time on the date of the encounter: {minutes} minutes.",
-                f"I spent {minutes} minutes total on this visit today, including documentation.",
-                f"Total practitioner time {minutes} min.",
-            )
-        )
+    """The office E/M for the problems addressed, and the plan sentences that document it.
+
+    The note documents the three MDM elements -- each problem's status (written on its
+    assessment line by :func:`_build_note`), the data reviewed/ordered (plan and HPI, via
+    ``hpi``) and the management decision that sets the risk -- and the level follows from them
+    by the AMA 2021 table (:func:`.em.mdm_level`). Some notes also state total time on the date
+    of the encounter (without the separately reported procedure on a procedure day): the level
+    is then the higher of time and MDM, as a coder may select by either.
+    """
+    kinds = [i.problem for i in items if i.problem in em.PROBLEM_KINDS]
+    if undiagnosed:
+        kinds.append("undiagnosed")
+    p = em.problems_level(kinds)
+    addressed = [i for i in items if i.problem in em.PROBLEM_KINDS]
+    for i in addressed:
+        i.counted = True
+    if undiagnosed:
+        focus, focus_kind = "the presenting symptoms", "undiagnosed"
+    elif addressed:
+        top = max(addressed, key=lambda i: em.PROBLEM_KINDS[i.problem])
+        focus, focus_kind = top.text, top.problem
     else:
-        doc = rng.choice(
-            (
-                f"MDM: {proc['mdm']}.",
-                f"Medical decision making of {proc['mdm']} complexity.",
-                f"Overall MDM {proc['mdm']}.",
-            )
-        )
-    return proc, doc
+        focus, focus_kind = "today's problem", "minor"
+    risk = rng.choice(_RISK_CHOICES[p])
+    if risk == 3 and focus_kind not in _ADMIT_KINDS:
+        risk = 2  # admission is discussed only for an acute systemic / worsening / unclear problem
+    d_target = rng.choice(_DATA_CHOICES[p])
+    data = _draw_data(rng, d_target, age)
+    level = em.em_level_from_mdm(em.mdm_level(p, em.data_level(data), risk))
+    d_hpi, d_plan = grammar.data_sentences(rng, data, age, grammar.caregiver(rng, age))
+    hpi.extend(d_hpi)
+    lines = [*d_plan, grammar.risk_sentence(rng, risk, focus, age)]
+    if rng.random() < 0.35:
+        t_level = min(5, max(2, level + rng.choice((-1, 0, 1))))
+        lo, hi = em.time_range(t_level, new)
+        minutes = rng.randint(lo, hi)
+        lines.append(grammar.time_sentence(rng, minutes, procedure_day))
+        level = max(level, t_level)
+    proc = pools.em[("em_new" if new else "em_est", level)]
+    return proc, " ".join(lines)
+
+
+# risk element (0 minimal .. 3 high) by problem level: minor problems rarely get a prescription,
+# hospitalization is discussed only for moderate/high problems
+_ADMIT_KINDS = frozenset({"acute_systemic", "chronic_exacerbation", "undiagnosed", "severe"})
+_RISK_CHOICES = {0: (0, 0, 1, 1), 1: (0, 1, 1, 2, 2, 2), 2: (1, 2, 2, 2, 3), 3: (2, 3, 3)}
+_DATA_CHOICES = {0: (0, 0, 0, 1, 2), 1: (0, 0, 1, 1, 2, 3), 2: (0, 1, 1, 2, 2, 3),
+                 3: (1, 2, 3, 3)}
+
+
+def _draw_data(rng: random.Random, target: int, age: int) -> em.Data:
+    """A set of data elements whose AMA category level is ``target``."""
+    historian = age < 12 and rng.random() < 0.7
+    if target == 0:
+        return em.Data(tests_ordered=rng.choice((0, 1)) if not historian else 0,
+                       independent_historian=False)
+    if target == 1:
+        if historian:
+            return em.Data(independent_historian=True, tests_ordered=rng.choice((0, 1)))
+        a = rng.choice((0, 1, 2))
+        b = rng.choice((0, 1, 2 - a)) if a < 2 else 0
+        return em.Data(tests_ordered=a, results_reviewed=b, external_notes=2 - a - b)
+    cat1 = rng.choice((0, 1, 2, 3))
+    split = [0, 0, 0]
+    for _ in range(cat1):
+        split[rng.randrange(3)] += 1
+    if target == 2:
+        kind = rng.choice(("cat1", "cat1", "interp", "discuss"))
+        if kind == "cat1":
+            need = 3 - int(historian)
+            split = [0, 0, 0]
+            for _ in range(need):
+                split[rng.randrange(3)] += 1
+            return em.Data(tests_ordered=split[0], results_reviewed=split[1],
+                           external_notes=split[2], independent_historian=historian)
+        # one category only: Cat 1 kept below three items
+        small = min(cat1, 2 - int(historian)) if historian else min(cat1, 2)
+        return em.Data(tests_ordered=small, independent_historian=historian,
+                       independent_interpretation=kind == "interp",
+                       discussion_external=kind == "discuss")
+    need = 3 - int(historian)
+    split = [0, 0, 0]
+    for _ in range(need):
+        split[rng.randrange(3)] += 1
+    both = rng.random() < 0.3
+    interp = both or rng.random() < 0.5
+    return em.Data(tests_ordered=split[0], results_reviewed=split[1], external_notes=split[2],
+                   independent_historian=historian, independent_interpretation=interp,
+                   discussion_external=both or not interp)
 
 
 def _preventive_code(pools: _Pools, age: int, new: bool) -> dict[str, Any]:
@@ -407,18 +508,61 @@ def _sex_word(rng: random.Random, age: int, sex: str) -> str:
     return rng.choice(("man", "male", "M"))
 
 
-def _vitals(rng: random.Random, febrile: bool, hypertensive: bool) -> str:
-    temp = rng.randint(1004, 1025) / 10 if febrile else rng.randint(976, 990) / 10
-    sys_bp = rng.randint(136, 152) if hypertensive else rng.randint(108, 132)
-    dia = rng.randint(84, 94) if hypertensive else rng.randint(64, 82)
-    hr, rr, spo2 = rng.randint(62, 104), rng.randint(12, 20), rng.randint(95, 100)
-    return rng.choice(
-        (
-            f"T {temp:.1f} F, HR {hr}, BP {sys_bp}/{dia}, RR {rr}, SpO2 {spo2}%.",
-            f"Vitals: BP {sys_bp}/{dia}, pulse {hr}, temp {temp:.1f}, O2 sat {spo2}% RA.",
-            f"BP {sys_bp}/{dia} | HR {hr} | Temp {temp:.1f} F | RR {rr}.",
-        )
-    )
+_SYSTEMS_BY_PREFIX = (
+    ("I", ("heart", "lungs", "musculoskeletal")),
+    ("J0", ("ent", "lungs")), ("J3", ("ent",)), ("J", ("lungs", "ent")),
+    ("H6", ("ent",)), ("H7", ("ent",)), ("H8", ("ent", "neuro")), ("H9", ("ent",)),
+    ("H", ("eye",)), ("L", ("skin",)), ("B08", ("skin", "ent")), ("B0", ("skin",)),
+    ("B3", ("skin",)), ("B8", ("skin",)), ("A", ("skin",)), ("U07", ("lungs", "ent", "general")),
+    ("M", ("musculoskeletal", "neuro")), ("S", ("musculoskeletal", "skin", "neuro")),
+    ("T", ("skin", "musculoskeletal")), ("K", ("abdomen",)), ("N", ("abdomen",)),
+    ("O", ("abdomen",)), ("F", ("psych",)), ("G", ("neuro", "musculoskeletal")),
+    ("E11.4", ("neuro",)), ("E11.6", ("skin",)), ("E", ("general",)),
+    ("R00", ("heart",)), ("R01", ("heart",)), ("R0", ("lungs", "ent")),
+    ("R1", ("abdomen",)), ("R2", ("skin", "neuro")), ("R3", ("abdomen",)),
+    ("R4", ("neuro", "psych", "general")), ("R5", ("general", "neuro", "heart")),
+    ("R6", ("general", "musculoskeletal", "skin")), ("R7", ("general",)),
+    ("D", ("general", "skin")), ("C", ("general", "skin", "abdomen")),
+)
+
+
+# social-history facts a documented condition would contradict
+_SOCIAL_CONFLICTS = (
+    ("alcohol", ("F10",)), ("tobacco", ("F17", "Z72.0", "Z87.891")),
+    ("active", ("M", "S", "I50", "J44")),
+)
+_NORMAL_FINDING = (
+    ("lungs", re.compile(r"\blungs? (are )?clear|clear to auscultation", re.I)),
+    ("skin", re.compile(r"\bno rash\b|skin (is )?(clear|intact)", re.I)),
+    ("heart", re.compile(r"\bregular rhythm\b|\bRRR\b", re.I)),
+    ("abdomen", re.compile(r"abdomen (is )?soft, nontender", re.I)),
+)
+_VITAL_FINDING = re.compile(r"\b(temperature|temp|BP|febrile)\b.*\d|\bfebrile\b", re.IGNORECASE)
+
+
+def _code_systems(code: str, problem: str) -> set[str]:
+    """The organ systems a code involves, so the exam never calls them normal."""
+    key = (code, problem)
+    if key not in _SYSTEMS_MEMO:
+        _SYSTEMS_MEMO[key] = frozenset(_code_systems_uncached(code, problem))
+    return set(_SYSTEMS_MEMO[key])
+
+
+_SYSTEMS_MEMO: dict[tuple[str, str], frozenset[str]] = {}
+
+
+def _code_systems_uncached(code: str, problem: str) -> set[str]:
+    out = set(next((s for pre, s in _SYSTEMS_BY_PREFIX if code.startswith(pre)), ()))
+    if problem in ("acute_systemic", "chronic_exacerbation", "severe"):
+        out.add("general")
+    return out
+
+
+def _systems(item: _Item) -> set[str]:
+    out: set[str] = set()
+    for code in item.codes:
+        out |= _code_systems(code, item.problem)
+    return out
 
 
 def _join(rng: random.Random, parts: list[str]) -> str:
@@ -431,8 +575,13 @@ def _join(rng: random.Random, parts: list[str]) -> str:
     )
 
 
-def _symptom_word(rng: random.Random, cond: dict[str, Any]) -> str:
-    return rng.choice(cond["synonyms"])
+_FOLLOW_UP = re.compile(r"^(follow-up of|f/u|recheck of)\s+|\s+follow-up$", re.IGNORECASE)
+_NOT_NOUNS = frozenset({"febrile", "short of breath"})  # read wrong after "Reports ..."
+
+
+def _symptom_word(rng: random.Random, pools: _Pools, cond: dict[str, Any]) -> str:
+    words = pools.synonyms.get(cond["id"]) or cond["synonyms"]
+    return rng.choice([s for s in words if s not in _NOT_NOUNS])
 
 
 def _build_note(
@@ -481,15 +630,16 @@ def _build_note(
     if positives:
         hpi.append(
             rng.choice(("Reports ", "Endorses ", "Positive for "))
-            + _join(rng, [_symptom_word(rng, c) for c in positives])
+            + _join(rng, [_symptom_word(rng, pools, c) for c in positives])
             + "."
         )
     neg_words = [n["phrase"] for n in negated]
     neg_in_hpi = rng.random() < 0.4
     if negated and neg_in_hpi:
         hpi.append(rng.choice(("Denies ", "No ", "Negative for ")) + _join(rng, neg_words) + ".")
-    extras = rng.sample(DISTRACTORS, distractors)
-    hpi.extend(extras[: len(extras) // 2])
+    codes = [c for i in items for c in i.codes]
+    avoid = {tag for tag, pre in _SOCIAL_CONFLICTS if any(c.startswith(pre) for c in codes)}
+    extras = grammar.social_history(rng, age, sex, distractors, avoid)
     sections["hpi"] = " ".join(hpi)
     coexisting = [i for i in items if i.role in ("coexisting", "history")]
     pmh = [i.text for i in coexisting]
@@ -503,33 +653,43 @@ def _build_note(
     if negated and not neg_in_hpi:
         ros.append(rng.choice(("Denies ", "Negative for ", "No ")) + _join(rng, neg_words) + ".")
     ros.append(
-        rng.choice(
-            (
-                "All other systems reviewed and negative.",
-                "Otherwise negative.",
-                "Remainder of 10-point ROS negative.",
-            )
-        )
+        rng.choice(grammar.ROS_REST) + " " + rng.choice(grammar.ROS_NEGATIVE)
     )
-    ros.extend(extras[len(extras) // 2 :])
+    if extras:
+        sections["sh"] = " ".join(extras)
     sections["ros"] = " ".join(ros)
     febrile = any(p["id"] == "sx_fever" for p in positives)
     hypertensive = any(c.startswith("I1") for i in items for c in i.codes) or any(
         i.cond["id"] == "sx_elevated_bp" for i in items
     )
-    exam = [_vitals(rng, febrile, hypertensive)]
+    findings = []
+    blocked = {sys for i in items for sys in _systems(i)} | {
+        sys for c in positives for sys in _code_systems(c["codes"][0], c.get("problem", ""))}
     for i in items:
         if i.role in ("status",):
             continue
         finding = rng.choice(i.cond["findings"]).rstrip(".")
-        exam.append(finding[:1].upper() + finding[1:] + ".")
-    exam.append(rng.choice(NORMAL_EXAM))
+        normal = next((sys for sys, pat in _NORMAL_FINDING if pat.search(finding)), None)
+        if normal and normal in blocked - _systems(i):
+            continue  # "lungs clear" for an old pneumonia, beside a COPD exacerbation
+        if _VITAL_FINDING.search(finding):
+            # a temperature or BP belongs in the vitals line, where it must agree with the rest
+            febrile = febrile or "temp" in finding.lower() or "febrile" in finding.lower()
+            continue
+        findings.append(finding[:1].upper() + finding[1:] + ".")
+    exam = [grammar.vitals(rng, age, febrile, hypertensive), *findings]
+    exam.extend(grammar.normal_exam(rng, age, blocked, rng.choice((1, 1, 2, 3))))
     sections["exam"] = " ".join(exam)
     lines = []
     for i in items:
         if i.role == "status":
             continue
-        lines.append(i.text + (f" ({i.status_text})" if i.status_text else ""))
+        status = (
+            grammar.status_suffix(rng, i.problem)
+            if i.counted and i.cond["kind"] != "symptom"
+            else ""
+        )
+        lines.append(i.text + (f" ({i.status_text})" if i.status_text else "") + status)
     lines.extend(uncertain)
     rng.shuffle(lines)
     style = rng.randrange(3)
@@ -569,11 +729,18 @@ def _negations(
     return [
         {
             "id": c["id"],
-            "phrase": rng.choice([c["name"]] + [s for s in c["synonyms"] if s[:1].islower()]),
+            "phrase": rng.choice(_negation_words(pools, c)),
             "code": c["codes"][0],
         }
         for c in chosen
     ]
+
+
+def _negation_words(pools: _Pools, c: dict[str, Any]) -> list[str]:
+    """Lower-case wordings of a symptom for "denies ..." (no ICD-style title)."""
+    words = [c["name"], *(pools.synonyms.get(c["id"]) or c["synonyms"])]
+    ok = [s for s in words if s not in _NOT_NOUNS and not pools.is_title(s)]
+    return [s for s in ok if s[:1].islower()] or ok or words
 
 
 def _dedupe(codes: list[str]) -> list[str]:
@@ -593,6 +760,7 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
     roll = rng.random()
     new = rng.random() < 0.25
     plan: list[str] = []
+    hpi_extra: list[str] = []
     cpt: list[str] = []
     rules = []
     if roll < 0.55:
@@ -600,7 +768,7 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         age, sex = _patient(rng, cond)
         item = _Item(pools, rng, cond)
         items = [item]
-        em, doc = _em(pools, rng, items, new)
+        em, doc = _em(pools, rng, items, new, age, hpi_extra)
         tests = [
             pools.procs[p] for p in cond.get("procedures", []) if pools.procs[p]["kind"] == "test"
         ]
@@ -611,9 +779,10 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         plan.append(
             rng.choice(
                 (
-                    "Supportive care discussed.",
                     "Return precautions given.",
                     "Treatment plan reviewed with patient.",
+                    "Questions answered; RTC if not improving.",
+                    "F/u as needed.",
                 )
             )
         )
@@ -634,6 +803,7 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             plan,
             difficulty="easy",
             negations=rng.choice((0, 0, 1)),
+            hpi_extra=hpi_extra,
         )
     if roll < 0.75:
         cond = rng.choice(pools.easy_proc)
@@ -712,7 +882,7 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         cpt = [procs[0]["cpt"]]
         rules.append("procedure-only visit: no separate E/M")
     else:
-        em, doc = _em(pools, rng, [item], new)
+        em, doc = _em(pools, rng, [item], new, age, hpi_extra)
         plan.append(doc)
         cpt = [em["cpt"]]
     rules.append(cond["rule"])
@@ -730,6 +900,7 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         difficulty="easy",
         negations=0,
         procedure_only=bool(procs),
+        hpi_extra=hpi_extra,
     )
 
 
@@ -737,6 +908,7 @@ def _case_medium(rng: random.Random, pools: _Pools) -> dict[str, Any]:
     new = rng.random() < 0.2
     rules = ["primary = reason for visit; coexisting conditions secondary"]
     plan: list[str] = []
+    hpi_extra: list[str] = []
     cpt: list[str] = []
     if rng.random() < 0.15:
         cond = pools.cat.by_id["wellness_adult"]
@@ -786,7 +958,7 @@ def _case_medium(rng: random.Random, pools: _Pools) -> dict[str, Any]:
     pool = [c for c in pools.chronic if c["age"][0] >= 12] if age >= 12 else pools.chronic
     _add_coexisting(pools, rng, items, age, sex, rng.choice((1, 2, 2, 3)), pool)
     _add_status(pools, rng, items, age, sex)
-    em, doc = _em(pools, rng, [i for i in items if i.role != "status"], new)
+    em, doc = _em(pools, rng, [i for i in items if i.role != "status"], new, age, hpi_extra)
     cpt.append(em["cpt"])
     tests = [pools.procs[p] for p in cond.get("procedures", []) if pools.procs[p]["kind"] == "test"]
     if tests and rng.random() < 0.6:
@@ -796,16 +968,20 @@ def _case_medium(rng: random.Random, pools: _Pools) -> dict[str, Any]:
     plan.append(
         rng.choice(
             (
-                "Continue current medications for chronic problems.",
-                "Chronic conditions reviewed and stable; refills sent.",
                 "Medication list reconciled.",
+                "Problem list updated.",
+                "Med rec done; allergies reviewed.",
+                "Allergies and med list reviewed.",
+                "Meds reconciled today.",
+                "Problem list and medications reviewed.",
             )
         )
     )
     plan.append(doc)
     cc = rng.choice(cond["complaints"])
-    if cond["kind"] == "chronic" and rng.random() < 0.5:
-        cc = f"follow-up of {main.text}"
+    if cond["kind"] == "chronic" and not new and rng.random() < 0.5:
+        cc = rng.choice((f"follow-up of {main.text}", f"f/u {main.text}",
+                         f"recheck of {main.text}"))
     rules.append(cond["rule"])
     return _finish(
         rng,
@@ -820,6 +996,7 @@ def _case_medium(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         plan,
         difficulty="medium",
         negations=rng.choice((0, 1, 2)),
+        hpi_extra=hpi_extra,
     )
 
 
@@ -856,7 +1033,7 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         _add_status(pools, rng, items, age, sex)
         if rng.random() < 0.5:
             _add_coexisting(pools, rng, items, age, sex, 1, pools.history_like)
-        em, doc = _em(pools, rng, [i for i in items if i.role != "status"], new)
+        em, doc = _em(pools, rng, [i for i in items if i.role != "status"], new, age, hpi_extra)
         cpt.append(em["cpt"])
         plan.append(doc)
         cc = rng.choice(cond["complaints"])
@@ -898,6 +1075,13 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
                     f"Here for subsequent care of the injury from {days} days ago, "
                     "healing as expected.",
                 )
+                if not new
+                else (
+                    f"Injury {days} days ago, initially treated at urgent care; here to "
+                    "continue routine healing care, no new problems.",
+                    f"Seen in the ED {days} days ago for the injury; establishing care here "
+                    "while it heals.",
+                )
             )
         )
         rules.append(
@@ -921,11 +1105,9 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             if proc.get("laterality_modifiers"):
                 rules.append("procedure laterality modifier")
             if len(items) > 1:
-                em, doc = _em(pools, rng, items[1:], new)
+                em, doc = _em(pools, rng, items[1:], new, age, hpi_extra, procedure_day=True)
                 cpt.append(f"{em['cpt']}-25" if proc["em_needs_modifier_25"] else em["cpt"])
-                plan.append(
-                    doc.replace(".", " for the separate problem.", 1) if doc.endswith(".") else doc
-                )
+                plan.append(doc)
                 plan.append("Separately identifiable E/M for the additional problem.")
                 rules.append(
                     "modifier 25 on a separately identifiable E/M with a same-day procedure"
@@ -933,7 +1115,7 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             else:
                 plan.append("Visit limited to evaluation and treatment of the injury.")
         else:
-            em, doc = _em(pools, rng, evaluated, new)
+            em, doc = _em(pools, rng, evaluated, new, age, hpi_extra)
             cpt.append(em["cpt"])
             plan.append(doc)
         cc = rng.choice(cond["complaints"])
@@ -969,8 +1151,11 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         _add_coexisting(pools, rng, items, age, sex, rng.choice((0, 1, 2)), pools.chronic)
         positives_extra = syms
         term = rng.choice(cond["uncertain"]["terms"])
-        uncertain_lines.append(f"{term}, {rng.choice(UNCERTAIN_PLANS)}")
-        em, doc = _em(pools, rng, [i for i in items if i.role != "symptom"] + [items[0]], new)
+        uncertain_lines.append(
+            f"{term}{grammar.status_suffix(rng, 'undiagnosed')}, {rng.choice(UNCERTAIN_PLANS)}"
+        )
+        em, doc = _em(pools, rng, [i for i in items if i.role != "symptom"], new, age, hpi_extra,
+                      undiagnosed=True)
         cpt.append(em["cpt"])
         plan.append(doc)
         cc = rng.choice(syms[0]["synonyms"])
@@ -1016,7 +1201,7 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         if len(items) == 1:
             _add_coexisting(pools, rng, items, age, sex, 1, pools.chronic)
         other = items[1:]
-        em, doc = _em(pools, rng, other, new)
+        em, doc = _em(pools, rng, other, new, age, hpi_extra, procedure_day=True)
         plan.append(_proc_text(rng, proc, main))
         plan.append(
             f"Also evaluated: {', '.join(i.text for i in other)}; "
@@ -1076,7 +1261,7 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         main.role = "primary"
         items = [main]
         _add_coexisting(pools, rng, items, age, sex, rng.choice((0, 1)), pools.chronic)
-        em, doc = _em(pools, rng, items, new)
+        em, doc = _em(pools, rng, items, new, age, hpi_extra)
         cpt.append(em["cpt"])
         plan.append(doc)
         hpi_extra.append(
@@ -1092,7 +1277,7 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         items = [main]
         _add_coexisting(pools, rng, items, age, sex, rng.choice((1, 2)), pools.history_like)
         _add_coexisting(pools, rng, items, age, sex, rng.choice((0, 1)), pools.chronic)
-        em, doc = _em(pools, rng, [i for i in items if i.role != "history"], new)
+        em, doc = _em(pools, rng, [i for i in items if i.role != "history"], new, age, hpi_extra)
         cpt.append(em["cpt"])
         plan.append(doc)
         rules.append("history of vs current")
@@ -1147,6 +1332,13 @@ def _finish(
     codes.extend(extra_codes or [])
     codes = _dedupe(codes)
     expected = set(codes)
+    if "{" in cc:  # a complaint written with the primary condition's variant words
+        cc = _render(rng, cc, items[0].variant)
+    if new:  # a new patient establishes care; nothing to follow up here
+        m = _FOLLOW_UP.search(cc)
+        if m:
+            rest = (cc[: m.start()] + cc[m.end():]).strip()
+            cc = f"establishing care for {rest}"
     positives: list[dict[str, Any]] = list(positives_extra or [])
     for i in items[:1]:
         for sid in i.cond.get("integral", []):
