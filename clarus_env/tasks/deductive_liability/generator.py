@@ -151,7 +151,9 @@ PROC_DX: dict[str, tuple[tuple[str, ...], ...]] = {
     "20610": (("M17.11",), ("M17.12",)),
     "69210": (("H61.21",), ("H61.22",)),
     "10060": (("L02.91",), ("L02.415",), ("L02.416",)),
-    "12001": (("S01.81XA", "W19.XXXA"),),
+    # 12001 repairs the scalp, neck, trunk or extremities (a face wound is 12011): the
+    # diagnosis names the scalp, the repair's own site
+    "12001": (("S01.01XA", "W19.XXXA"),),
     "17110": (("B07.0",),),
     "17000": (("L57.0",),),
     "11102": (("D49.2",), ("L82.1",)),  # before pathology: unspecified behavior
@@ -541,8 +543,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     if not oop_bind:
         assert sum(cs["patient"] for cs in eob_shares) < oop_left, "OOP cap must not bite"
     # the insurer's own out-of-pocket total printed on the EOB after this claim: where it
-    # ignored the cap its (stale) total stops at or below the maximum; elsewhere it may lag
-    # the plan of record (claims from other providers post later) without changing anything
+    # ignored the cap its (stale) total stops at or below the maximum — that mismatch with
+    # the plan of record is the insurer's error; elsewhere a claims system prints its
+    # accumulator as of the processing date, so the EOB's total is the plan of record's
+    # plus this claim (it never lags the member accumulator it was built from)
     pr_eob_total = sum(cs["patient"] for cs in eob_shares)
     if kind == "oop_max_exceeded":
         room = oop_max - pr_eob_total - older_oop_after
@@ -552,9 +556,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     elif oop_bind:
         eob_oop_after = oop_max
     else:
-        lag = 0 if rng.random() < 0.5 else rng.randrange(
-            0, max(1, min(60_000, prior_oop - older_oop_after)))
-        eob_oop_after = prior_oop - lag + pr_eob_total
+        eob_oop_after = prior_oop + pr_eob_total
     other_claims = rng.randrange(2, 10)
 
     # what the provider's statement asks of the patient (itemized patient share)
@@ -662,7 +664,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     else:
         party, resolution = "provider", ("refund_request" if paid else "balance_correction")
     accepted_resolutions = [resolution]
-    if kind == "duplicate_charge" and policy == "apply" and 0 < open_balance < overcharge:
+    if kind == "duplicate_charge" and resolution == "balance_correction":
+        # a second capture of the same card payment is a processing error, not a voluntary
+        # overpayment: the cardholder may insist on the money back on the card (card-network
+        # duplicate-processing rules) whatever the practice's apply-first policy says, so a
+        # refund of the whole duplicate is as defensible as the credit to the open balance
+        accepted_resolutions = ["balance_correction", "refund_request"]
+    elif kind == "duplicate_charge" and policy == "apply" and 0 < open_balance < overcharge:
         # part of the credit clears the balance, the rest is refunded: either filing is
         # right, for the whole duplicate or for the part that filing covers
         accepted_resolutions = ["refund_request", "balance_correction"]
