@@ -1,19 +1,22 @@
 """The billing-dispute runtime: reset → step → graded episode, shared by the three tasks.
 
-Everything the agent does is written to the episode's SQLite database as it happens; the
-grade is the task's SQL checks over that database. Rewards follow the seed's table, with
-each positive shaping reward paid at most once per kind, so repeating an action never pays.
+Everything the agent does is recorded for the episode's SQLite database; the grade is the
+task's SQL checks over that database. Rows are buffered per table and written in one batch
+when the database is read (grading, or anyone reading ``env.db``), in the order they were
+recorded, so the database read is the one a write-through log would hold: the steps cost no
+SQL statement each, and only the tables written are emptied for the next episode. Rewards
+follow the seed's table, with each positive shaping reward paid at most once per kind, so
+repeating an action never pays.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from .actions import ACTIONS, PHI_ACTIONS, ActionError, validate
 from .env_base import EnvBase
-from .episode_db import clear, load_scenario_facts, new_episode_db
+from .episode_db import canonical, insert_rows, load_scenario_facts, new_episode_db
 from .grader import grade
 
 R_AUTH, R_NEW_TYPE, R_DIAGNOSIS, R_DEESCALATE, R_DEADLINE, R_AUDIT = (
@@ -75,28 +78,76 @@ class ClarusEnv(EnvBase):
 
     def __init__(self, task: str, **kwargs: Any) -> None:
         super().__init__(task, **kwargs)
-        self.db = None
+        self._db: Any = None
+        self._rows: dict[str, list[tuple[Any, ...]]] = {}  # table -> rows not yet written
+        self._stale: set[str] = set()  # tables holding the previous episode's rows
+        self._facts_written = True
+        self._committed = False
+        self._tools = sorted(self.task.cooldowns)
+
+    @property
+    def db(self) -> Any:
+        """The episode's SQLite connection, with every recorded row written."""
+        if self._rows or not self._facts_written:
+            self._write()
+        return self._db
+
+    @db.setter
+    def db(self, value: Any) -> None:
+        self._db = value
+
+    def _put(self, table: str, row: tuple[Any, ...]) -> None:
+        rows = self._rows.get(table)
+        if rows is None:
+            self._rows[table] = [row]
+        else:
+            rows.append(row)
+
+    def _write(self) -> None:
+        if self._db is None:
+            self._db = new_episode_db()
+        db = self._db
+        if self._stale and not db.in_transaction:
+            self._committed = True  # a reader of env.db committed rows: ROLLBACK won't drop them
+        if not self._facts_written:  # first write of an episode: drop the last one's rows
+            # every row of the last episode is in the one open transaction, over the
+            # template's empty tables: a single ROLLBACK empties them all
+            db.rollback()
+            if self._committed:
+                for table in sorted(self._stale):
+                    db.execute(f"DELETE FROM {table}")
+                self._committed = False
+            self._stale = {"artifacts", "expected", "counter_refutations"}
+            load_scenario_facts(db, self.scenario)  # type: ignore[arg-type]
+            self._facts_written = True
+        for table, rows in self._rows.items():
+            insert_rows(db, table, rows)
+            self._stale.add(table)
+        self._rows = {}
 
     # -- episode lifecycle ----------------------------------------------------------------
     def reset(self, seed: int | None = None, *, scenario: dict[str, Any] | None = None
               ) -> Observation:
         """Start an episode for ``seed`` (None: a random seed of the env's split)."""
         scenario = self._begin(seed, scenario)
-        if self.db is None:
-            self.db = new_episode_db()
-        else:
-            clear(self.db)  # a fresh, empty episode database on the same connection
-        load_scenario_facts(self.db, scenario)
+        self._rows = {}  # a fresh, empty episode database on the same connection, once read
+        self._facts_written = False
         case = scenario["case"]
         self._case = case
         self._artifacts = {a["artifact_id"]: a for a in scenario["artifacts"]}
         self._refs = {a["artifact_id"]: a for a in scenario.get("references", [])}
         self._by_key = {(a["type"], a["key"]): a for a in scenario["artifacts"]}
         self._ref_by_key = {(a["type"], a["key"]): a for a in scenario.get("references", [])}
+        self._distractors = {a["artifact_id"] for a in scenario["artifacts"]
+                             if a.get("distractor")}
+        self._distractors.update(a["artifact_id"] for a in scenario.get("references", [])
+                                 if a.get("distractor"))
+        self._last_draft: tuple[Any, ...] | None = None
+        self._raised: set[str] = set()
         self._fetched: set[str] = set()
         self._fetched_types: set[str] = set()
         self._paid: set[str] = set()
-        self._cooldown = {t: 0 for t in self.task.cooldowns}
+        self._cooldown = {t: 0 for t in self._tools}  # sorted: the observation shows it so
         self._steps = 0
         self._calls = 0
         self._authenticated = False
@@ -120,9 +171,11 @@ class ClarusEnv(EnvBase):
                 "done": self._done, "score": self._score}
 
     def close(self) -> None:
-        if self.db is not None:
-            self.db.close()
-            self.db = None
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        self._rows, self._stale = {}, set()
+        self._facts_written = True  # nothing left to write: env.db is None until a reset
 
     # -- stepping -------------------------------------------------------------------------
     def step(self, action: Any) -> StepResult:
@@ -169,10 +222,8 @@ class ClarusEnv(EnvBase):
                 self._cooldown[tool] -= 1
         if error is None and name in self.task.cooldowns:
             self._cooldown[name] = self.task.cooldowns[name]
-        self.db.execute(  # type: ignore[union-attr]
-            "INSERT INTO steps VALUES (?,?,?,?,?,?,?,1)",
-            (self._steps, name, json.dumps(params, sort_keys=True), int(error is None), error,
-             reward, int(self._authenticated)))
+        self._put("steps", (self._steps, name, canonical(params),
+                            int(error is None), error, reward, int(self._authenticated), 1))
         shown = ", ".join(f"{k}={v / 100:.2f}" if k == "amount" else f"{k}={v}"
                           for k, v in params.items() if not isinstance(v, list | dict))
         self._log.append(f"{self._steps}: {name}({shown[:80]}) "
@@ -191,18 +242,15 @@ class ClarusEnv(EnvBase):
 
     def _end(self, how: str) -> None:
         self._done = True
-        self.db.execute("INSERT OR REPLACE INTO state VALUES ('ended_by', ?)", (how,))
-        self.db.execute("INSERT OR REPLACE INTO state VALUES ('ended_step', ?)",
-                        (str(self._steps),))
+        self._put("state", ("ended_by", how))
+        self._put("state", ("ended_step", str(self._steps)))
         self._grade = grade(self.db, self.task.checks)
         self._score = self._grade["score"]
 
     def _distractors_read(self) -> int:
-        """Distinct distractor records fetched this episode (charged at the end)."""
-        row = self.db.execute(  # type: ignore[union-attr]
-            "SELECT COUNT(DISTINCT f.artifact_id) FROM fetched f JOIN artifacts a "
-            "USING(artifact_id) WHERE a.distractor = 1").fetchone()
-        return int(row[0]) if row else 0
+        """Distinct distractor records fetched this episode (charged at the end): every id
+        the fetched table holds is in ``_fetched``."""
+        return len(self._fetched & self._distractors)
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"episode_id": self.episode_id,
@@ -217,8 +265,8 @@ class ClarusEnv(EnvBase):
         return Observation(
             task_name=self.task_name, step_number=self._steps, api_calls_used=self._calls,
             api_call_budget=self.task.api_call_budget,
-            rate_limited_tools=sorted(self.task.cooldowns),
-            cooldown_steps=dict(sorted(self._cooldown.items())),
+            rate_limited_tools=list(self._tools),
+            cooldown_steps=dict(self._cooldown),
             case_id=case["case_id"], patient_complaint=case["patient_complaint"],
             patient_name=case["patient_name"],
             patient_emotional_state=EMOTIONS[self._emotion],
@@ -240,15 +288,13 @@ class ClarusEnv(EnvBase):
             return 0.0
         calmer = level < self._emotion
         self._emotion = level
-        self.db.execute("INSERT INTO emotions VALUES (?,?,?)",
-                        (self._steps + 1, EMOTIONS[level], reason))
+        self._put("emotions", (self._steps + 1, EMOTIONS[level], reason))
         return self._pay_once("deescalate", R_DEESCALATE) if calmer else 0.0
 
     def _phi(self, name: str) -> None:
         if name in PHI_ACTIONS and not self._authenticated:
-            self.db.execute("INSERT INTO violations VALUES (?,?,?)",
-                            (self._steps + 1, "phi_before_authentication",
-                             f"{name} before authenticate_patient"))
+            self._put("violations", (self._steps + 1, "phi_before_authentication",
+                                     f"{name} before authenticate_patient"))
             self._set_emotion(self._emotion + 1, "PHI handled before identity was verified")
 
     def _check_ids(self, name: str, ids: list[str]) -> None:
@@ -260,8 +306,8 @@ class ClarusEnv(EnvBase):
     def _cite(self, kind: str, ids: list[str]) -> int:
         step = self._steps + 1
         uniq = list(dict.fromkeys(ids))
-        self.db.executemany("INSERT INTO citations VALUES (?,?,?,?)",
-                            [(step, kind, i, int(i in self._fetched)) for i in uniq])
+        for i in uniq:
+            self._put("citations", (step, kind, i, int(i in self._fetched)))
         return sum(i in self._fetched for i in uniq)
 
     def _record(self, art: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -274,7 +320,7 @@ class ClarusEnv(EnvBase):
         if p["patient_id"] != self._case["patient_id"]:
             raise ActionError("authenticate_patient.patient_id does not match this case's "
                               "patient; verification failed")
-        self.db.execute("INSERT INTO auth VALUES (?,?,1)", (self._steps + 1, p["patient_id"]))
+        self._put("auth", (self._steps + 1, p["patient_id"], 1))
         self._authenticated = True
         return {"authenticated": True, "patient_id": p["patient_id"]}, \
             self._pay_once("auth", R_AUTH)
@@ -287,8 +333,7 @@ class ClarusEnv(EnvBase):
         self._phi(name)
         aid = art["artifact_id"]
         duplicate = aid in self._fetched
-        self.db.execute("INSERT INTO fetched VALUES (?,?,?,?)",
-                        (self._steps + 1, aid, atype, int(duplicate)))
+        self._put("fetched", (self._steps + 1, aid, atype, int(duplicate)))
         # a distractor is paid like any record here; its penalty is charged when the
         # episode ends, so the reward of a fetch never tells which records matter
         if duplicate:
@@ -303,14 +348,13 @@ class ClarusEnv(EnvBase):
     def _lookup_result(self, art: dict[str, Any] | None, kind: str, **keys: Any
                        ) -> dict[str, Any]:
         step = self._steps + 1
-        self.db.execute("INSERT INTO lookups VALUES (?,?,?,?,?,?,?)",
-                        (step, kind, keys.get("code_1"), keys.get("code_2"), keys.get("rule"),
-                         keys.get("deadline_type"), art["artifact_id"] if art else None))
+        self._put("lookups", (step, kind, keys.get("code_1"), keys.get("code_2"),
+                              keys.get("rule"), keys.get("deadline_type"),
+                              art["artifact_id"] if art else None))
         if art is None:
             return {"found": False, **{k: v for k, v in keys.items() if v is not None}}
         if art["artifact_id"] not in self._fetched:
-            self.db.execute("INSERT INTO fetched VALUES (?,?,?,0)",
-                            (step, art["artifact_id"], art["type"]))
+            self._put("fetched", (step, art["artifact_id"], art["type"], 0))
         return {"found": True, **self._record(art, kind)}
 
     def _ncci_ref(self, c1: str, c2: str) -> dict[str, Any] | None:
@@ -349,9 +393,8 @@ class ClarusEnv(EnvBase):
                               f"{', '.join(self.task.findings)}; got {p['finding']!r}")
         self._check_ids("write_diagnosis", p["cited_artifacts"])
         step = self._steps + 1
-        self.db.execute("INSERT INTO diagnoses VALUES (?,?,?,?,?)",
-                        (step, p["responsible_party"], p["finding"], p.get("amount"),
-                         p.get("summary")))
+        self._put("diagnoses", (step, p["responsible_party"], p["finding"], p.get("amount"),
+                                p.get("summary")))
         n = self._cite("diagnosis", p["cited_artifacts"])
         self._has_diagnosis = True
         reward = self._pay_once("diagnosis", R_DIAGNOSIS) if n >= 2 else 0.0
@@ -365,20 +408,20 @@ class ClarusEnv(EnvBase):
                               f"got {reason!r}")
         self._check_ids("draft_resolution", p["cited_artifacts"])
         step = self._steps + 1
-        self.db.execute("INSERT INTO drafts VALUES (?,?,?,?,?)",
-                        (step, p["resolution_type"], p.get("amount"), reason, p.get("body")))
+        self._put("drafts", (step, p["resolution_type"], p.get("amount"), reason,
+                             p.get("body")))
+        self._last_draft = (step, p["resolution_type"], p.get("amount"), reason)
         self._cite("draft", p["cited_artifacts"])
         return {"draft_id": f"DRAFT-{step}", "resolution_type": p["resolution_type"]}, 0.0
 
     def _do_submit_resolution(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
-        row = self.db.execute("SELECT step, resolution_type, amount_cents, appeal_reason FROM "
-                              "drafts ORDER BY step DESC LIMIT 1").fetchone()
+        row = self._last_draft  # the latest draft (one per step at most)
         if row is None:
             raise ActionError("submit_resolution: nothing to submit; call draft_resolution first")
         step = self._steps + 1
-        self.db.execute("INSERT INTO submissions VALUES (?,?,?,?,?)", (step, *row))
+        self._put("submissions", (step, *row))
         if row[1] == "withdraw_dispute":
-            self.db.execute("INSERT OR REPLACE INTO state VALUES ('withdrawn', ?)", (str(step),))
+            self._put("state", ("withdrawn", str(step)))
         self._submitted = True
         result: dict[str, Any] = {"submission_id": f"SUB-{step}", "status": "filed",
                                   "resolution_type": row[1]}
@@ -387,8 +430,9 @@ class ClarusEnv(EnvBase):
         if counters and not self._counters_raised and row[1] not in ("withdraw_dispute",
                                                                        "no_action"):
             self._counters_raised = True
-            self.db.executemany("INSERT INTO counters VALUES (?,?,?)",
-                                [(c["counter_id"], c["kind"], step) for c in counters])
+            for c in counters:
+                self._put("counters", (c["counter_id"], c["kind"], step))
+                self._raised.add(c["counter_id"])
             result["counter_arguments"] = [
                 {"counter_id": c["counter_id"], "from": c["from"], "text": c["text"]}
                 for c in counters]
@@ -396,8 +440,8 @@ class ClarusEnv(EnvBase):
 
     def _do_send_patient_communication(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
         self._phi("send_patient_communication")
-        self.db.execute("INSERT INTO messages VALUES (?,?,?,?,?)",
-                        (self._steps + 1, "patient", p["message_type"], None, p["message"]))
+        self._put("messages", (self._steps + 1, "patient", p["message_type"], None,
+                               p["message"]))
         reward = 0.0
         if self._has_diagnosis and p["message_type"] != "information_request":
             reward = self._set_emotion(self._emotion - 1, "the patient was told what was found")
@@ -407,31 +451,28 @@ class ClarusEnv(EnvBase):
         ids = p.get("cited_artifacts", [])
         self._check_ids("notify_provider", ids)
         step = self._steps + 1
-        self.db.execute("INSERT INTO messages VALUES (?,?,?,?,?)",
-                        (step, "provider", None, p.get("position"), p["message"]))
+        self._put("messages", (step, "provider", None, p.get("position"), p["message"]))
         self._cite("provider_notice", ids)
         if p.get("position") == "withdraw":
-            self.db.execute("INSERT OR REPLACE INTO state VALUES ('withdrawn', ?)", (str(step),))
+            self._put("state", ("withdrawn", str(step)))
         return {"delivered": True}, 0.0
 
     def _do_reject_counter_argument(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
         cid = p["counter_id"]
-        raised = self.db.execute("SELECT 1 FROM counters WHERE counter_id=?", (cid,)).fetchone()
-        if raised is None:
+        if cid not in self._raised:
             raise ActionError(f"reject_counter_argument.counter_id {cid!r} has not been raised "
                               "in this case")
         self._check_ids("reject_counter_argument", p["cited_artifacts"])
         decision = p.get("decision", "reject")
         step = self._steps + 1
-        self.db.execute("INSERT INTO counter_responses VALUES (?,?,?,?)",
-                        (step, cid, decision, p.get("rationale")))
+        self._put("counter_responses", (step, cid, decision, p.get("rationale")))
         self._cite(f"counter:{cid}", p["cited_artifacts"])
         if decision == "concede":
-            self.db.execute("INSERT OR REPLACE INTO state VALUES ('conceded', ?)", (str(step),))
+            self._put("state", ("conceded", str(step)))
         return {"counter_id": cid, "decision": decision}, 0.0
 
     def _do_write_audit_entry(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:
-        self.db.execute("INSERT INTO audit VALUES (?,?)", (self._steps + 1, p["summary"]))
+        self._put("audit", (self._steps + 1, p["summary"]))
         return {"audit_recorded": True}, self._pay_once("audit", R_AUDIT)
 
     def _do_close_case(self, p: dict[str, Any]) -> tuple[dict[str, Any], float]:

@@ -40,6 +40,9 @@ CREATE TABLE emotions(step INTEGER, state TEXT, reason TEXT);
 
 _TEMPLATE: sqlite3.Connection | None = None
 
+# ``json.dumps(v, sort_keys=True)``, byte for byte, without building an encoder per call
+canonical = json.JSONEncoder(sort_keys=True).encode
+
 
 def new_episode_db() -> sqlite3.Connection:
     """A fresh in-memory database with the episode schema."""
@@ -47,13 +50,45 @@ def new_episode_db() -> sqlite3.Connection:
     if _TEMPLATE is None:
         _TEMPLATE = sqlite3.connect(":memory:", check_same_thread=False)
         _TEMPLATE.executescript(SCHEMA)
-    db = sqlite3.connect(":memory:", check_same_thread=False)
+    # room for the checks and every multi-row INSERT text in the prepared-statement cache
+    db = sqlite3.connect(":memory:", check_same_thread=False, cached_statements=512)
     _TEMPLATE.backup(db)
     return db
 
 
 TABLES = tuple(line.split("(")[0].split()[-1] for line in SCHEMA.strip().splitlines()
                if line.startswith("CREATE TABLE"))
+
+
+# table -> (how its rows are written, columns per row)
+_VERB = {"state": "INSERT OR REPLACE"}  # state is key -> value: a later row replaces
+COLUMNS = {line.split("(")[0].split()[-1]: line.split("(", 1)[1].count(",") + 1
+           for line in " ".join(SCHEMA.split()).replace("; ", ";\n").splitlines()
+           if line.startswith("CREATE TABLE")}
+_CHUNK = 64  # rows per statement at most (64 x 8 columns is far below SQLite's 32766)
+
+
+def _values_sql(table: str, n: int) -> str:
+    row = f"({','.join('?' * COLUMNS[table])})"
+    return f"{_VERB.get(table, 'INSERT')} INTO {table} VALUES {','.join([row] * n)}"
+
+
+_SQL: dict[tuple[str, int], str] = {}
+
+
+def insert_rows(db: sqlite3.Connection, table: str, rows: list[tuple[Any, ...]]) -> None:
+    """Write ``rows`` in order as multi-row INSERTs: one statement runs many rows for
+    roughly the cost of one, where ``executemany`` pays a statement's overhead per row. Row
+    counts are split into powers of two so each table needs a handful of statement texts,
+    all of which stay in the connection's prepared-statement cache."""
+    i, n = 0, len(rows)
+    while i < n:
+        k = min(_CHUNK, 1 << ((n - i).bit_length() - 1))
+        sql = _SQL.get((table, k))
+        if sql is None:
+            sql = _SQL[(table, k)] = _values_sql(table, k)
+        db.execute(sql, [v for row in rows[i:i + k] for v in row])
+        i += k
 
 
 def clear(db: sqlite3.Connection) -> None:
@@ -77,17 +112,15 @@ def expected_rows(expected: dict[str, Any]) -> list[tuple[str, str]]:
         elif isinstance(v, int | float):
             rows.append((k, str(v)))
         else:
-            rows.append((k, json.dumps(v, sort_keys=True)))
+            rows.append((k, canonical(v)))
     return rows
 
 
 def load_scenario_facts(db: sqlite3.Connection, scenario: dict[str, Any]) -> None:
-    db.executemany(
-        "INSERT INTO artifacts VALUES (?,?,?,?,?)",
-        [(a["artifact_id"], a["type"], a.get("party", "reference"), int(a.get("distractor", False)),
-          a.get("key")) for a in (*scenario["artifacts"], *scenario.get("references", []))],
-    )
-    db.executemany("INSERT INTO expected VALUES (?,?)", expected_rows(scenario["expected"]))
-    for c in scenario.get("counters", []):
-        db.executemany("INSERT INTO counter_refutations VALUES (?,?)",
-                       [(c["counter_id"], a) for a in c.get("refuted_by", [])])
+    insert_rows(db, "artifacts", [
+        (a["artifact_id"], a["type"], a.get("party", "reference"), int(a.get("distractor", False)),
+         a.get("key")) for a in (*scenario["artifacts"], *scenario.get("references", []))])
+    insert_rows(db, "expected", expected_rows(scenario["expected"]))
+    insert_rows(db, "counter_refutations", [(c["counter_id"], a)
+                                            for c in scenario.get("counters", [])
+                                            for a in c.get("refuted_by", [])])

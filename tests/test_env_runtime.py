@@ -187,3 +187,60 @@ def test_lone_surrogates_are_refused_not_raised(env: ClarusEnv) -> None:
     r = env.step(act("write_diagnosis", responsible_party="insurer", finding="duplicate_charge",
                      cited_artifacts=["EOB-1\udfff"]))
     assert "not valid Unicode" in r.observation.last_action_error
+
+
+# -- the episode database: rows are buffered and written when read ---------------------------
+def _tables(env: ClarusEnv) -> dict[str, list[tuple]]:
+    from clarus_env.episode_db import TABLES
+
+    return {t: env.db.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in TABLES}
+
+
+def _play(env: ClarusEnv, seed_scenario: dict, last_step: int | None = None) -> None:
+    env.reset(scenario=seed_scenario)
+    plan = [act("authenticate_patient", patient_id="CLR-7-TOY"),
+            act("fetch_claim_record", claim_id="C1"), act("fetch_eob", claim_id="C9"),
+            act("fetch_eob", claim_id="C9"),
+            act("write_diagnosis", responsible_party="payment_processor",
+                finding="duplicate_charge", amount="30.00", cited_artifacts=["CLM-1", "EOB-9"]),
+            act("draft_resolution", resolution_type="refund_request", amount="30.00",
+                cited_artifacts=["CLM-1"]),
+            act("submit_resolution"),
+            act("reject_counter_argument", counter_id="CTR-1", cited_artifacts=["CLM-1"]),
+            act("write_audit_entry", summary="done"), act("close_case")]
+    for a in plan[:last_step]:
+        env.step(a)
+
+
+@pytest.mark.parametrize("commit_between", [False, True])
+def test_database_after_an_episode_holds_that_episode_only(
+        env: ClarusEnv, monkeypatch, commit_between: bool) -> None:  # noqa: ANN001
+    """Back-to-back episodes on one env leave exactly the rows a fresh env writes, also when
+    a reader of ``env.db`` committed the last episode's rows (ROLLBACK cannot drop those)."""
+    other = copy.deepcopy(SCENARIO)
+    other["artifacts"][0]["artifact_id"] = "CLM-2"
+    other["expected"]["amount_cents"] = 999
+    _play(env, SCENARIO)
+    if commit_between:
+        env.db.commit()
+    _play(env, other, last_step=3)
+    if commit_between:
+        env.db.commit()
+    _play(env, SCENARIO)
+    fresh = ClarusEnv("toy_task")
+    _play(fresh, SCENARIO)
+    assert _tables(env) == _tables(fresh)
+    assert _tables(env)["steps"][-1][1] == "close_case"
+    assert env.state["score"] == fresh.state["score"]
+
+
+def test_database_read_mid_episode_shows_every_step_so_far(env: ClarusEnv) -> None:
+    _play(env, SCENARIO, last_step=4)
+    assert [r[1] for r in env.db.execute("SELECT step, artifact_id FROM fetched")] == [
+        "CLM-1", "EOB-9", "EOB-9"]
+    assert env.db.execute("SELECT COUNT(*) FROM steps").fetchone()[0] == 4
+    env.step(act("write_audit_entry", summary="more"))
+    assert env.db.execute("SELECT COUNT(*) FROM steps").fetchone()[0] == 5
+    env.reset(scenario=SCENARIO)
+    assert env.db.execute("SELECT COUNT(*) FROM steps").fetchone()[0] == 0
+    assert env.db.execute("SELECT COUNT(*) FROM artifacts").fetchone()[0] == 6
