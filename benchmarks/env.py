@@ -137,6 +137,39 @@ def bench_loop(task: str, agent: str, rounds: int) -> tuple[float, float, float]
     return len(dev) / total, total / len(dev) * 1e6, statements
 
 
+def bench_scale(agent: str, tasks: list[str], split: str, trials: int, workers: int) -> None:
+    """``clarus eval`` episodes/s on 1 process (the baseline), ``workers`` processes and a
+    local Ray with ``workers`` CPUs, same plan, results checked equal."""
+    from clarus_env.evaluation import default_workers, evaluate
+
+    workers = workers or default_workers()
+    runs = [("1 process", {"workers": 1}), (f"{workers} processes", {"workers": workers})]
+    try:
+        import ray
+
+        runs.append((f"Ray local, {workers} actors", {"workers": workers, "backend": "ray"}))
+    except ImportError:
+        ray = None
+    base = None
+    ref = None
+    print(f"{agent} on {split}, {', '.join(tasks)}, {trials} trial(s)")
+    print(f"{'run':<24}{'episodes':>9}{'seconds':>9}{'episodes/s':>12}{'× 1 process':>13}")
+    for label, kw in runs:
+        if kw.get("backend") == "ray" and ray is not None and not ray.is_initialized():
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        res = evaluate(agent, tasks, split, trials=trials, progress=False, **kw)
+        n = len(res["episodes"])
+        rate = n / res["seconds"]
+        base = base or rate
+        body = {k: v for k, v in res.items() if k != "seconds"}
+        ref = ref or body
+        same = "" if body == ref else "  RESULTS DIFFER"
+        print(f"{label:<24}{n:>9}{res['seconds']:>9.2f}{rate:>12,.0f}{rate / base:>13.2f}{same}",
+              flush=True)
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()
+
+
 def grade_fingerprint(tasks: list[str]) -> dict[str, object]:
     """Every check result, score and reward of the three baselines over dev and test."""
     from clarus_env.env import make
@@ -169,7 +202,15 @@ def main() -> None:
     p.add_argument("--grades", metavar="OUT", help="write the grade fingerprint to OUT")
     p.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"),
                    help="compare two grade fingerprints")
+    p.add_argument("--scale", action="store_true",
+                   help="clarus eval on 1 process, N processes and a local Ray")
+    p.add_argument("--workers", type=int, default=0, help="--scale: N (default: every core)")
+    p.add_argument("--split", default="test", help="--scale: the split to run")
+    p.add_argument("--trials", type=int, default=4, help="--scale: trials per scenario")
     args = p.parse_args()
+    if args.scale:
+        bench_scale(args.agents[0], args.tasks, args.split, args.trials, args.workers)
+        return
     if args.compare:
         old, new = (json.loads(Path(f).read_text()) for f in args.compare)
         diffs = [k for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]

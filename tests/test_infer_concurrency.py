@@ -110,3 +110,27 @@ def test_rerun_with_the_same_out_resumes(endpoint: str, tmp_path: Path) -> None:
     assert _same(again, fresh)
     with pytest.raises(ValueError, match="not llm:other"):
         _play(endpoint, [50_050], 1, model="other", out=out)
+
+
+def test_cli_concurrency_out_resume_and_regrade(endpoint: str, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture) -> None:
+    from clarus_env.cli import main
+
+    out = tmp_path / "cli.json"
+    argv = ["infer", "--task", TASK, "--seeds", "50060-50065", "--api-base-url", endpoint,
+            "--model", "stub", "--api-key", "x", "--concurrency", "4", "--out", str(out),
+            "--price-input", "1", "--price-output", "2"]
+    assert main(argv) == 0
+    first = capsys.readouterr()
+    starts = [line for line in first.out.splitlines() if line.startswith("[START]")]
+    assert len(starts) == 6
+    # one episode's lines stay together although four ran at once
+    blocks = first.out.split("[START]")[1:]
+    assert all(b.count("[END]") == 1 and b.rstrip().splitlines()[-1].startswith("[END]")
+               for b in blocks)
+    assert "24 requests" in first.err and "$" in first.err
+    assert not Path(journal_path(str(out))).exists()
+    assert main(argv) == 0
+    again = capsys.readouterr()
+    assert "[START]" not in again.out and "6 episode(s) kept" in again.err
+    assert main(["regrade", str(out)]) == 0
