@@ -121,8 +121,9 @@ class _ClarusTRLBase:
     ``reward`` — the episode's return so far (step rewards; the final step adds the graded
     score), ``last_reward`` — the latest step's reward, ``score`` — the graded score once the
     episode is done (else None), ``done``, ``steps``, ``observation`` (the latest, a dict),
-    ``task`` and ``seed`` (what ``reset`` played) and ``actions`` (the actions taken, as
-    ``{"action_type", "parameters"}`` dicts — a rollout can be replayed from them).
+    ``task`` and ``seed`` (what ``reset`` played), ``actions`` (the actions taken, as
+    ``{"action_type", "parameters"}`` dicts — a rollout can be replayed from them) and
+    ``grade`` (the grader's full verdict once done: checks, passed/total, outcome_correct).
     """
 
     task_name: ClassVar[str | None] = None
@@ -139,6 +140,7 @@ class _ClarusTRLBase:
         self.reward = 0.0
         self.last_reward = 0.0
         self.score: float | None = None
+        self.grade: dict[str, Any] | None = None
         self.done = False
         self.steps = 0
         self.observation: dict[str, Any] | None = None
@@ -165,7 +167,7 @@ class _ClarusTRLBase:
         self._task = self.task = task
         self.seed = None if seed is None else int(seed)
         self.actions = []
-        self.reward, self.last_reward, self.score = 0.0, 0.0, None
+        self.reward, self.last_reward, self.score, self.grade = 0.0, 0.0, None, None
         self.done, self.steps, self.observation = False, 0, obs
         return (system_prompt(task) + "\n\nThe episode starts. Observation:\n"
                 + render_observation(obs))
@@ -192,7 +194,7 @@ class _ClarusTRLBase:
         self.observation = res["observation"]
         grade = (res.get("info") or {}).get("grade")
         if self.done and grade is not None:
-            self.score = float(grade["score"])
+            self.score, self.grade = float(grade["score"]), grade
         return render_observation(res["observation"], full=False)
 
 

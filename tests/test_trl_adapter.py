@@ -13,6 +13,7 @@ import pytest
 
 from clarus_env.actions import ACTIONS, CODING_ACTIONS
 from clarus_env.env import make
+from clarus_env.evaluation import outcome_correct
 from clarus_env.scenario_store import load_scenario
 from clarus_env.tasks import BILLING_TASKS, get_task
 from clarus_env.trl_adapter import ClarusTRLEnv, CodingTRLEnv, make_trl_env
@@ -100,6 +101,8 @@ def test_full_oracle_episode_through_the_methods(task: str) -> None:
     assert env.done and env.steps == len(outputs)
     assert env.score == want_score and env.reward == pytest.approx(want_return)
     assert env.get_reward() == env.reward and (env.task, env.seed) == (task, 1001)
+    assert env.grade is not None and env.grade["score"] == env.score
+    assert outcome_correct({"grade": env.grade})  # the oracle's verdict is right
     assert env.actions == [{"action_type": a["action_type"],
                             "parameters": a.get("parameters", {})}
                            for a in get_task(task).oracle(load_scenario(task, 1001))]
@@ -109,7 +112,8 @@ def test_full_oracle_episode_through_the_methods(task: str) -> None:
         else:
             env.close_case()
     env.reset(seed=1002)  # a new episode on the same instance starts clean
-    assert (env.done, env.steps, env.reward, env.score) == (False, 0, 0.0, None)
+    assert (env.done, env.steps, env.reward, env.score, env.grade) == (False, 0, 0.0, None,
+                                                                      None)
     assert (env.actions, env.seed) == ([], 1002)
 
 
