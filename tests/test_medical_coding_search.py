@@ -1,0 +1,207 @@
+"""The coder's tools: search_icd10 / search_cpt find the code a coder would pick, get_icd10
+shows the notes a coder must read.
+
+The query sets are written the way a coder types (abbreviations, lay terms, sides and
+encounters in shorthand), not copied from code titles; each lists the code(s) a certified coder
+would accept for it.  Acceptance (issue 9): the target is in the top 5 for at least 90% of each
+set.  Latency is measured in ``benchmarks/search.py``, never asserted here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from clarus_env import open_reference
+from clarus_env.tasks.medical_coding.search import (
+    search_cpt,
+    search_icd10,
+)
+
+ICD_QUERIES: list[tuple[str, set[str]]] = [
+    ("strep throat", {"J02.0"}),
+    ("uti", {"N39.0"}),
+    ("pneumonia", {"J18.9"}),
+    ("acute otitis media right ear", {"H66.91"}),
+    ("aom left", {"H66.92"}),
+    ("pink eye right", {"H10.31", "H10.021"}),
+    ("htn", {"I10"}),
+    ("afib", {"I48.91"}),
+    ("copd", {"J44.9"}),
+    ("copd exacerbation", {"J44.1"}),
+    ("gerd", {"K21.9"}),
+    ("sob", {"R06.02"}),
+    ("chest pain", {"R07.9"}),
+    ("ha", {"R51.9"}),
+    ("n/v", {"R11.2"}),
+    ("dizzy", {"R42"}),
+    ("t2dm", {"E11.9"}),
+    ("dm2 with hyperglycemia", {"E11.65"}),
+    ("type 2 diabetes with ckd", {"E11.22"}),
+    ("hypothyroid", {"E03.9"}),
+    ("high cholesterol", {"E78.00", "E78.5"}),
+    ("hld", {"E78.5"}),
+    ("cad", {"I25.10"}),
+    ("chf", {"I50.9"}),
+    ("ckd stage 3b", {"N18.32"}),
+    ("bph with luts", {"N40.1"}),
+    ("osa", {"G47.33"}),
+    ("ibs", {"K58.9"}),
+    ("adhd combined type", {"F90.2"}),
+    ("gad", {"F41.1"}),
+    ("mdd recurrent moderate", {"F33.1"}),
+    ("lbp", {"M54.50"}),
+    ("sciatica left", {"M54.32"}),
+    ("r knee oa", {"M17.11"}),
+    ("tennis elbow right", {"M77.11"}),
+    ("trigger finger left index", {"M65.322"}),
+    ("carpal tunnel bilat", {"G56.03"}),
+    ("plantar fasciitis", {"M72.2"}),
+    ("kidney stone", {"N20.0"}),
+    ("shingles", {"B02.9"}),
+    ("cold sore", {"B00.1"}),
+    ("athletes foot", {"B35.3"}),
+    ("ringworm", {"B35.4"}),
+    ("hives", {"L50.9"}),
+    ("impetigo", {"L01.00"}),
+    ("eczema", {"L30.9"}),
+    ("ingrown toenail", {"L60.0"}),
+    ("ear wax impaction right", {"H61.21"}),
+    ("swimmers ear left", {"H60.332"}),
+    ("bppv right", {"H81.11"}),
+    ("bells palsy", {"G51.0"}),
+    ("migraine", {"G43.909"}),
+    ("ankle sprain right initial", {"S93.401A"}),
+    ("l wrist sprain f/u", {"S63.502D"}),
+    ("buckle fx distal radius right", {"S52.521A"}),
+    ("concussion no loc", {"S06.0X0A"}),
+    ("dog bite left hand", {"S61.452A"}),
+    ("fell off ladder", {"W11.XXXA"}),
+    ("bitten by dog", {"W54.0XXA"}),
+    ("tylenol overdose accidental", {"T39.1X1A"}),
+    ("adverse effect of coumadin", {"T45.515A"}),
+    ("lung cancer", {"C34.90"}),
+    ("breast cancer right", {"C50.911"}),
+    ("mets to liver", {"C78.7"}),
+    ("hx breast cancer", {"Z85.3"}),
+    ("h/o dvt", {"Z86.718"}),
+    ("former smoker", {"Z87.891"}),
+    ("long term insulin use", {"Z79.4"}),
+    ("annual physical", {"Z00.00"}),
+    ("well child check", {"Z00.129"}),
+    ("flu shot", {"Z23"}),
+    ("iud insertion", {"Z30.430"}),
+    ("covid", {"U07.1"}),
+    ("flu", {"J11.1"}),
+    ("bronchitis", {"J40"}),
+    ("uri", {"J06.9"}),
+    ("common cold", {"J00"}),
+    ("sore throat", {"J02.9", "R07.0"}),
+    ("fever", {"R50.9"}),
+    ("cough", {"R05.9"}),
+    ("vit d deficiency", {"E55.9"}),
+    ("iron deficiency anemia", {"D50.9"}),
+    ("prediabetes", {"R73.03"}),
+    ("current smoker cigarettes", {"F17.210"}),
+    ("alcohol abuse", {"F10.10"}),
+    ("menopause hot flashes", {"N95.1"}),
+    ("heavy periods", {"N92.0"}),
+    ("hemorrhoids", {"K64.9"}),
+    ("dvt left leg", {"I82.402"}),
+]
+
+CPT_QUERIES: list[tuple[str, set[str]]] = [
+    ("knee injection", {"20610"}),
+    ("shoulder joint injection", {"20610"}),
+    ("finger joint injection", {"20600"}),
+    ("wrist injection", {"20605"}),
+    ("knee injection with ultrasound", {"20611"}),
+    ("trigger finger injection", {"20550"}),
+    ("tendon sheath njx", {"20550"}),
+    ("ear wax removal irrigation", {"69209"}),
+    ("cerumen removal with curette", {"69210"}),
+    ("ear lavage", {"69209"}),
+    ("cryo warts", {"17110"}),
+    ("destruction of 3 warts", {"17110"}),
+    ("ak destruction", {"17000"}),
+    ("liquid nitrogen 1 actinic keratosis", {"17000"}),
+    ("shave bx", {"11102"}),
+    ("punch biopsy skin", {"11104"}),
+    ("skin tag removal", {"11200"}),
+    ("ingrown toenail removal", {"11730"}),
+    ("i&d abscess", {"10060"}),
+    ("rpr 2 cm lac arm", {"12001"}),
+    ("simple repair 5 cm laceration leg", {"12002"}),
+    ("face lac repair 2 cm", {"12011"}),
+    ("forehead laceration repair 4 cm", {"12013"}),
+    ("short arm splint", {"29125"}),
+    ("short leg splint", {"29515"}),
+    ("ankle strapping", {"29540"}),
+    ("neb treatment", {"94640"}),
+    ("albuterol nebulizer", {"94640"}),
+    ("spirometry", {"94010"}),
+    ("b12 shot im", {"96372"}),
+    ("im injection", {"96372"}),
+    ("vaccine admin", {"90471"}),
+    ("flu vaccine administration medicare", {"G0008"}),
+    ("iiv3 pf", {"90656"}),
+    ("flu shot preservative free trivalent", {"90656"}),
+    ("iud insertion", {"58300"}),
+    ("rapid strep", {"87880"}),
+    ("urine dip", {"81002"}),
+    ("rapid flu test", {"87804"}),
+    ("ekg", {"93000"}),
+    ("fingerstick glucose", {"82962"}),
+    ("phq-9", {"96127"}),
+    ("venipuncture", {"36415"}),
+    ("smoking cessation counseling 5 min", {"99406"}),
+    ("est pt office visit moderate mdm", {"99214"}),
+    ("new patient visit low mdm", {"99203"}),
+    ("office visit est 20 min", {"99213"}),
+    ("well visit 45 yo est", {"99396"}),
+    ("new pt physical age 30", {"99385"}),
+    ("well child 3 year old established", {"99392"}),
+    ("annual wellness visit subsequent", {"G0439"}),
+    ("nurse visit", {"99211"}),
+    ("triamcinolone injection 10 mg", {"J3301"}),
+]
+
+
+@pytest.fixture(scope="module")
+def ref():  # noqa: ANN201
+    return open_reference()
+
+
+def _misses(ref, queries, search):  # noqa: ANN001, ANN202
+    out = []
+    for query, want in queries:
+        got = [h["code"] for h in search(ref, query, 5)]
+        if not want & set(got):
+            out.append(f"{query!r}: want {sorted(want)}, top 5 {got}")
+    return out
+
+
+def test_query_sets_are_large_and_unique() -> None:
+    for queries in (ICD_QUERIES, CPT_QUERIES):
+        assert len(queries) >= 40
+        assert len({q for q, _ in queries}) == len(queries)
+
+
+def test_codes_in_the_query_sets_exist(ref) -> None:  # noqa: ANN001
+    for _, want in ICD_QUERIES:
+        for code in want:
+            assert ref.icd10cm(code)["billable"], code
+    for _, want in CPT_QUERIES:
+        for code in want:
+            assert ref.rvu(code) is not None or ref.hcpcs_level2(code) is not None, code
+
+
+def test_search_icd10_top5_hit_rate(ref) -> None:  # noqa: ANN001
+    misses = _misses(ref, ICD_QUERIES, search_icd10)
+    hit = 1 - len(misses) / len(ICD_QUERIES)
+    assert hit >= 0.90, f"top-5 hit {hit:.1%}; misses:\n" + "\n".join(misses)
+
+
+def test_search_cpt_top5_hit_rate(ref) -> None:  # noqa: ANN001
+    misses = _misses(ref, CPT_QUERIES, search_cpt)
+    hit = 1 - len(misses) / len(CPT_QUERIES)
+    assert hit >= 0.90, f"top-5 hit {hit:.1%}; misses:\n" + "\n".join(misses)
