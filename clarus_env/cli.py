@@ -108,8 +108,8 @@ def _eval(args: argparse.Namespace) -> int:
     if args.out and len(agents) > 1:
         raise ValueError("--out stores one agent's trajectories; give a single --agent")
     tasks = ALL_TASKS if args.task == "all" else (args.task,)
-    if args.workers is None:
-        args.workers = default_workers()
+    if args.workers is None:  # every core here, or every CPU of the Ray cluster
+        args.workers = 0 if args.backend == "ray" else default_workers()
     overview: dict[str, dict[str, dict[str, float]]] = {}
     for agent in agents:
         results = evaluate(agent, tasks, args.split, trials=args.trials, limit=args.limit,
@@ -225,7 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.add_argument("--workers", type=int, default=None,
                     help="processes (or Ray actors) running episodes; default: every core "
-                         "this process may use. Results are the same for any number")
+                         "this process may use (with --backend ray: every CPU of the "
+                         "cluster). Results are the same for any number")
     ev.add_argument("--backend", default="process", choices=("process", "ray"),
                     help="ray: run on a Ray cluster (pip install 'clarus[ray]')")
     ev.add_argument("--address", default=None,

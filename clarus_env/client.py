@@ -16,6 +16,7 @@ one another's episode, and an id-less ``curl`` session on the same server is nev
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from typing import Any
 
@@ -73,6 +74,12 @@ class ClarusClient:
         self.close()
 
     def close(self) -> None:
+        """End this client's episode on the server (freeing its place at once instead of after
+        the idle TTL), then the connection pool. Best effort: a server that is gone or already
+        forgot the episode is not an error here."""
+        if self.episode_id is not None and not self._http.is_closed:
+            with contextlib.suppress(httpx.HTTPError):
+                self._http.delete(f"/episodes/{self.episode_id}", timeout=5.0)
         self._http.close()
 
     # -- the episode protocol ---------------------------------------------------------------

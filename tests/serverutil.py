@@ -31,7 +31,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_server(app: Any = None, startup_timeout_s: float = 20.0,
+def running_server(app: Any = None, startup_timeout_s: float = 20.0, http: str = "auto",
                    **create_app_kwargs: Any) -> Iterator[str]:
     """Serve ``app`` (or ``create_app(**create_app_kwargs)``); yields ``http://127.0.0.1:PORT``.
 
@@ -54,7 +54,7 @@ def running_server(app: Any = None, startup_timeout_s: float = 20.0,
     port = int(sock.getsockname()[1])
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                             timeout_keep_alive=30, ws_ping_interval=None,
-                            timeout_graceful_shutdown=5)
+                            timeout_graceful_shutdown=5, http=http)
     server = uvicorn.Server(config)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     errors: list[BaseException] = []

@@ -232,7 +232,8 @@ def test_many_sessions_at_once_are_isolated(client: httpx.Client) -> None:
 
 
 def test_capacity_limit_is_a_503_with_a_code() -> None:
-    with running_server(capacity=2) as url, httpx.Client(base_url=url, timeout=30) as c:
+    with running_server(capacity=2, per_client=2) as url, \
+            httpx.Client(base_url=url, timeout=30) as c:
         for eid in ("a", "b"):
             assert c.post("/reset", json={"episode_id": eid}).status_code == 200
         full = c.post("/reset", json={"episode_id": "c"})
@@ -252,7 +253,8 @@ def test_capacity_limit_is_a_503_with_a_code() -> None:
 def test_single_session_client_never_fills_the_server() -> None:
     """The seed's client resets without an id over and over, abandoning episodes mid-way;
     episodes nobody can address any more make room, so it never sees capacity_exceeded."""
-    with running_server(capacity=2) as url, httpx.Client(base_url=url, timeout=30) as c:
+    with running_server(capacity=2, per_client=2) as url, \
+            httpx.Client(base_url=url, timeout=30) as c:
         assert c.post("/reset", json={"episode_id": "held"}).status_code == 200
         for seed in range(6):
             r = c.post("/reset", json={"task_name": "abductive_conflict", "seed": seed})

@@ -111,8 +111,10 @@ def test_oracle_episode_through_openenv_client(base_url: str, task: str) -> None
     else:
         assert grade["passed"] == grade["total"] == len(grade["checks"]), grade
         assert all(c["passed"] for c in grade["checks"]), grade
+    # GenericEnvClient drops `info`: its users read the final grade from state()
     assert state == {"episode_id": episode_id, "task": task, "seed": seed,
-                     "step_count": len(plan), "done": True, "score": grade["score"]}
+                     "step_count": len(plan), "done": True, "score": grade["score"],
+                     "grade": grade}
     assert all(p["episode_id"] == episode_id for p in client.payloads)
     # the answer key never leaves the server
     wire = json.dumps(client.payloads) + json.dumps(state)
@@ -317,7 +319,7 @@ def test_capacity_and_idle_timeout() -> None:
         async with connect(ws_url(url)) as third:  # the slot is free again
             assert (await ask(third, {"type": "reset", "data": {}}))["type"] == "observation"
 
-    with running_server(capacity=1, idle_ttl_s=1.0) as url:
+    with running_server(capacity=1, per_client=1, idle_ttl_s=1.0) as url:
         run(scenario(url))
 
 

@@ -1,17 +1,23 @@
 """The FastAPI app: ``uvicorn clarus_env.server.app:app`` or ``clarus serve``.
 
-Every error is JSON ``{"code", "message"}`` with a 4xx status; bodies are size-limited; each
-episode lives in its own session (see ``sessions.py``). The answer key never leaves the
-process: observations, state and grades are all the server returns.
+Every HTTP error of /reset, /step, /state, /close and /episodes is JSON ``{"code", "message"}``
+with a 4xx status (503 for capacity or an unreachable store); bodies are size- and
+time-limited; episodes live in the session store (see ``sessions.py``), shared with the
+WebSocket and MCP routes. The answer key never leaves the process: observations, state and
+grades are all the server returns.
 
 Requests that omit ``episode_id`` use the default session, the latest episode started by a
 ``/reset`` without one; that keeps the seed's single-session client (``reset`` then ``step``,
-never naming an episode) working. Concurrent clients should send the ``episode_id`` that
-``/reset`` returns with every ``/step`` and ``/state``.
+never naming an episode) working on one worker with the in-process store, and is refused
+(``episode_id_required``) otherwise. Concurrent clients send the ``episode_id`` that
+``/reset`` returns with every ``/step`` and ``/state``, and end it with
+``DELETE /episodes/{id}``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import copy
 import functools
 import json
@@ -19,7 +25,7 @@ import logging
 import os
 from typing import Any
 
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -28,13 +34,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
+from ..env import make
 from ..schemas import load
 from ..tasks import TASKS, get_task
-from .sessions import SessionError, SessionManager
+from .sessions import SessionError, SessionManager, WouldBlock, open_store
 
 MAX_BODY_BYTES = int(os.environ.get("CLARUS_MAX_BODY_BYTES", 256 * 1024))
 CAPACITY = int(os.environ.get("CLARUS_MAX_SESSIONS", 256))
 IDLE_TTL_S = float(os.environ.get("CLARUS_SESSION_TTL_S", 1800))
+BODY_TIMEOUT_S = float(os.environ.get("CLARUS_BODY_TIMEOUT_S", 30))
 log = logging.getLogger("clarus.server")
 
 
@@ -50,8 +58,9 @@ class BodyLimit:
     the limit and replayed to the app.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
-        self.app, self.max_bytes = app, max_bytes
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES,
+                 timeout_s: float = BODY_TIMEOUT_S) -> None:
+        self.app, self.max_bytes, self.timeout_s = app, max_bytes, timeout_s
 
     async def _refuse(self, send: Send) -> None:
         response = error(413, "body_too_large",
@@ -70,7 +79,13 @@ class BodyLimit:
         chunks: list[bytes] = []
         size = 0
         while True:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), self.timeout_s)
+            except TimeoutError:
+                response = error(408, "body_timeout", f"request body not received within "
+                                 f"{self.timeout_s:g} s")
+                await response({"type": "http"}, _no_receive, send)
+                return
             if message["type"] != "http.request":  # the client went away
                 return
             chunk = message.get("body", b"")
@@ -101,15 +116,18 @@ async def _no_receive() -> Message:
 def json_response(content: dict[str, Any]) -> Response:
     """Serialize once with the stdlib (FastAPI would first walk the dict through
     ``jsonable_encoder`` and a response model, which costs more than the env's step)."""
-    return Response(json.dumps(content, ensure_ascii=False, allow_nan=False,
-                               separators=(",", ":")).encode(),
-                    media_type="application/json")
+    try:
+        body = json.dumps(content, ensure_ascii=False, allow_nan=False,
+                          separators=(",", ":")).encode()
+    except UnicodeEncodeError:  # a lone surrogate echoed back: ASCII escapes are valid JSON
+        body = json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
+    return Response(body, media_type="application/json")
 
 
 class ResetRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     task_name: str = Field(default="deductive_liability", max_length=64)
-    seed: int | None = None
+    seed: int | None = Field(default=None, strict=True)  # `true` is not a seed
     split: str | None = Field(default=None, max_length=16)
     episode_id: str | None = Field(default=None, min_length=1, max_length=128)
 
@@ -143,6 +161,11 @@ class StepRequest(BaseModel):
     @classmethod
     def _action_is_unicode(cls, value: Any) -> Any:
         return _encodable(value)
+
+
+class CloseRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    episode_id: str = Field(min_length=1, max_length=128)
 
 
 def bundled(name: str) -> dict[str, Any]:
@@ -209,16 +232,79 @@ STATE_SCHEMA = {
     "properties": {"episode_id": {"type": ["string", "null"]}, "task": {"type": "string"},
                    "seed": {"type": ["integer", "null"]},
                    "step_count": {"type": "integer", "minimum": 0},
-                   "done": {"type": "boolean"}, "score": {"type": ["number", "null"]}},
+                   "done": {"type": "boolean"}, "score": {"type": ["number", "null"]},
+                   "grade": {"type": "object", "description": "WebSocket state only: the "
+                             "full grade, once the episode is done"}},
 }
 
 
-def create_app(capacity: int = CAPACITY, idle_ttl_s: float = IDLE_TTL_S) -> FastAPI:
-    app = FastAPI(title="Clarus", version=__version__,
+async def _on_loop_or_thread(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run ``fn(..., nowait=True)`` on the event loop (a billing step or warm reset is tens of
+    µs, less than a thread hop); if it would wait on a lock or do slow work (a coding search,
+    a first env build, a replay), run it again in the threadpool instead."""
+    try:
+        return fn(*args, nowait=True, **kwargs)
+    except WouldBlock:
+        return await run_in_threadpool(functools.partial(fn, *args, nowait=False, **kwargs))
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else ""
+
+
+def _warm() -> None:
+    """Open the reference bundle and build the coding search indexes before the first
+    request (the first reset of a process otherwise takes ~0.5 s)."""
+    from ..splits import seeds
+
+    try:
+        _warm_tasks(seeds)
+    except Exception:  # a broken task shows up in its own requests; never block startup
+        log.exception("warming the envs failed")
+
+
+def _warm_tasks(seeds: Any) -> None:
+    for task in ("deductive_liability", "medical_coding"):
+        env = make(task, split="train")
+        try:
+            env.reset(seed=seeds("train", task)[0])
+            if task == "medical_coding":
+                env.step({"action_type": "search_icd10", "parameters": {"query": "fever"}})
+                env.step({"action_type": "search_cpt", "parameters": {"query": "office"}})
+        finally:
+            env.close()
+
+
+def create_app(capacity: int = CAPACITY, idle_ttl_s: float = IDLE_TTL_S,
+               per_client: int | None = None, store: Any = None,
+               workers: int | None = None, warm: bool = True,
+               body_timeout_s: float | None = None) -> FastAPI:
+    """The app; ``store``/``workers`` default to ``CLARUS_SESSION_STORE``/``CLARUS_WORKERS``
+    (what ``clarus serve`` sets), ``per_client`` to ``CLARUS_MAX_SESSIONS_PER_CLIENT`` or half
+    the capacity."""
+    if per_client is None:
+        per_client = int(os.environ.get("CLARUS_MAX_SESSIONS_PER_CLIENT", max(1, capacity // 2)))
+    if store is None or isinstance(store, str):
+        store = open_store(store or os.environ.get("CLARUS_SESSION_STORE"), capacity,
+                           per_client, idle_ttl_s)
+    if workers is None:
+        workers = int(os.environ.get("CLARUS_WORKERS", "1"))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> Any:
+        # in the background: the server answers at once, the first reset finds a warm bundle
+        if warm:
+            asyncio.get_running_loop().run_in_executor(None, _warm)
+        yield
+
+    app = FastAPI(title="Clarus", version=__version__, lifespan=lifespan,
                   description="Agent arenas for US healthcare billing on real CMS data.")
-    sessions = SessionManager(capacity=capacity, idle_ttl_s=idle_ttl_s)
+    sessions = SessionManager(capacity=capacity, idle_ttl_s=idle_ttl_s, per_client=per_client,
+                              store=store, workers=workers)
     app.state.sessions = sessions
-    app.add_middleware(BodyLimit)
+    app.add_middleware(BodyLimit, timeout_s=float(
+        os.environ.get("CLARUS_BODY_TIMEOUT_S", BODY_TIMEOUT_S)) if body_timeout_s is None
+        else body_timeout_s)
 
     @app.exception_handler(SessionError)
     async def _session_error(request: Request, exc: SessionError) -> JSONResponse:
@@ -263,53 +349,60 @@ def create_app(capacity: int = CAPACITY, idle_ttl_s: float = IDLE_TTL_S) -> Fast
     def schema() -> dict[str, Any]:
         return wire_schemas()
 
-    @app.post("/reset")
-    def reset(body: ResetRequest | None = None) -> dict[str, Any]:
-        body = body or ResetRequest()
-        session, obs = sessions.reset(body.task_name, body.seed, body.split, body.episode_id)
-        return {"episode_id": session.episode_id, "observation": observation_dict(obs),
-                "reward": 0.0, "done": False, "info": {}}
+    async def _parse(request: Request, model: type[BaseModel], optional: bool,
+                     strict_type: bool = True) -> Any:
+        raw = await request.body()
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if strict_type and raw.strip() and kind and kind != "application/json" \
+                and not kind.endswith("+json"):
+            raise SessionError("unsupported_media_type", f"send the body as application/json "
+                               f"(got content-type {kind[:60]!r})", 415)
+        if optional and not raw.strip():
+            return model()
+        try:
+            return model.model_validate_json(raw)
+        except ValidationError as exc:
+            raise RequestValidationError(exc.errors(include_url=False)) from None
+
+    @app.post("/reset", openapi_extra={"requestBody": {"required": False, "content": {
+        "application/json": {"schema": ResetRequest.model_json_schema()}}}})
+    async def reset(request: Request) -> Response:
+        body = await _parse(request, ResetRequest, optional=True)
+        key, obs = await _on_loop_or_thread(sessions.reset, body.task_name, body.seed,
+                                            body.split, body.episode_id, _client(request))
+        return json_response({"episode_id": key, "observation": obs, "reward": 0.0,
+                              "done": False, "info": {}})
 
     @app.post("/step", openapi_extra={"requestBody": {"required": True, "content": {
         "application/json": {"schema": StepRequest.model_json_schema()}}}})
     async def step(request: Request) -> Response:
         # Parsed by pydantic-core straight from bytes: the hot path skips FastAPI's
         # json.loads + dependency solving, with the same error shapes as other routes.
-        try:
-            body = StepRequest.model_validate_json(await request.body())
-        except ValidationError as exc:
-            raise RequestValidationError(exc.errors(include_url=False)) from None
-        session = sessions.get(body.episode_id)
-
-        def locked_step() -> Response:
-            try:
-                session.check_open()
-                res = session.env.step(body.action)
-                return json_response({"episode_id": session.episode_id,
-                                      "observation": observation_dict(res.observation),
-                                      "reward": res.reward, "done": res.done,
-                                      "info": res.info})
-            finally:
-                session.lock.release()
-
-        # A step is tens of µs of CPU, less than a hop to the threadpool, so it runs on the
-        # event loop when its episode is free; a busy episode waits in the threadpool.
-        if session.lock.acquire(blocking=False):
-            return locked_step()
-
-        def wait_and_step() -> Response:
-            session.lock.acquire()
-            return locked_step()
-
-        return await run_in_threadpool(wait_and_step)
+        body = await _parse(request, StepRequest, optional=False, strict_type=False)
+        return json_response(await _on_loop_or_thread(sessions.step, body.episode_id,
+                                                      body.action))
 
     @app.get("/state")
-    def state(episode_id: str | None = Query(default=None, max_length=128)
-              ) -> dict[str, Any]:
-        session = sessions.get(episode_id)
-        with session.lock:
-            session.check_open()
-            return session.env.state
+    async def state(episode_id: str | None = Query(default=None, min_length=1, max_length=128)
+                    ) -> Response:
+        return json_response(await _on_loop_or_thread(sessions.state, episode_id))
+
+    async def _close(episode_id: str) -> Response:
+        if not await run_in_threadpool(sessions.close, episode_id):
+            raise SessionError("unknown_episode", f"no episode {episode_id[:64]!r} (unknown, "
+                               "expired or already closed)", 404)
+        return Response(status_code=204)
+
+    @app.delete("/episodes/{episode_id}", status_code=204)
+    async def delete_episode(episode_id: str = Path(min_length=1, max_length=128)) -> Response:
+        """End an episode now and free its place (``ClarusClient.close()`` calls this)."""
+        return await _close(episode_id)
+
+    @app.post("/close", status_code=204)
+    async def close(request: Request) -> Response:
+        """Same as ``DELETE /episodes/{id}``, for clients that only POST."""
+        body = await _parse(request, CloseRequest, optional=False)
+        return await _close(body.episode_id)
 
     app.state.max_body_bytes = MAX_BODY_BYTES
     from . import mcp, ws

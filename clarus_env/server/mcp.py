@@ -15,15 +15,17 @@ opens the session, with the headers ``X-Clarus-Task``, ``X-Clarus-Seed`` and
 ``X-Clarus-Split`` on ``initialize`` (the official SDK client takes them as ``headers=``);
 without a seed the server draws one from the split. Episodes themselves live in the app's
 ``SessionManager`` (``app.state.sessions``), so MCP episodes share the server's capacity
-limit, idle expiry and per-episode lock with HTTP ones, and ``GET /state?episode_id=`` works
-for them too. The MCP sessions around them are a second, lightweight store (a dict each) with
-the same capacity and idle TTL, so clients that never send ``DELETE`` cannot grow it forever.
+limit, idle expiry and store with HTTP and WebSocket ones, and ``GET /state?episode_id=``
+works for them too. The MCP sessions around them are kept in the same store (so any worker
+serves any session), bounded by the same capacity and idle TTL; ``DELETE /mcp`` ends the
+session and frees its episode.
 
 Responses are plain ``application/json`` (allowed by the streamable HTTP spec: the server has
 nothing to stream). ``GET /mcp`` (a server-to-client SSE stream) is refused with 405, which
-clients treat as "no stream offered". Errors are JSON-RPC error objects: malformed JSON -32700
-and malformed envelopes -32600 with HTTP 400; unknown methods -32601 and bad parameters
--32602 with HTTP 200; a failure inside a handler is -32603, never an HTTP 500.
+clients treat as "no stream offered". Errors are JSON-RPC error objects: a body that is not
+JSON is -32700 with HTTP 400; malformed envelopes (-32600), unknown methods (-32601) and bad
+parameters (-32602) come with HTTP 200 (OpenEnv's validator posts ``{}`` and expects a 200
+JSON-RPC reply); a failure inside a handler is -32603, never an HTTP 500.
 
 ``handle_jsonrpc(payload, ctx)`` is the transport-free core, shared with the WebSocket route.
 ``ctx`` is a plain dict holding one connection's episode state:
@@ -39,13 +41,12 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from .. import __version__
@@ -213,10 +214,13 @@ def _reset(ctx: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
     if sessions is not None:
         key = ctx.setdefault("episode_id", "mcp-" + uuid.uuid4().hex)
         try:
-            session, obs = sessions.reset(task, seed, split, key)
+            episode_id, first = sessions.reset(task, seed, split, key, ctx.get("client", ""))
         except SessionError as exc:
+            ctx.pop("episode_id", None)
             raise ToolError(exc.code, exc.message) from None
-        episode_id = session.episode_id
+        ctx["reset_done"] = True
+        return {"episode_id": episode_id, "observation": first, "reward": 0.0,
+                "done": False, "info": {}}
     else:
         lock = ctx.setdefault("lock", threading.Lock())
         with lock:
@@ -236,23 +240,23 @@ def _reset(ctx: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
             "done": False, "info": {}}
 
 
-def _episode(ctx: dict[str, Any]) -> tuple[Any, Any]:
-    """(env, lock) of the context's episode, or a ToolError saying to call reset."""
-    sessions = ctx.get("sessions")
-    if sessions is not None:
-        key = ctx.get("episode_id")
-        if key is None:
-            raise ToolError("no_episode", "no episode in this MCP session yet: call the `reset` "
-                                          "tool with a task_name first")
-        try:
-            session = sessions.get(key)
-        except SessionError:
-            raise ToolError("episode_expired", "this session's episode has expired or was "
-                                               "closed: open a new MCP session for another "
-                                               "episode"
-                            ) from None
-        ctx["session"] = session
-        return session.env, session.lock
+def _episode_key(ctx: dict[str, Any]) -> str:
+    key = ctx.get("episode_id")
+    if key is None:
+        raise ToolError("no_episode", "no episode in this MCP session yet: call the `reset` "
+                                      "tool with a task_name first")
+    return key
+
+
+def _expired(exc: SessionError) -> ToolError:
+    if exc.status == 404:
+        return ToolError("episode_expired", "this session's episode has expired or was "
+                                            "closed: open a new MCP session for another episode")
+    return ToolError(exc.code, exc.message)
+
+
+def _local_env(ctx: dict[str, Any]) -> tuple[Any, Any]:
+    """(env, lock) of a context that holds its own env (``handle_jsonrpc`` without a server)."""
     env = ctx.get("env")
     if env is None or getattr(env, "scenario", None) is None:
         raise ToolError("no_episode", "no episode in this session yet: call the `reset` tool "
@@ -260,21 +264,46 @@ def _episode(ctx: dict[str, Any]) -> tuple[Any, Any]:
     return env, ctx.setdefault("lock", threading.Lock())
 
 
+def _state(ctx: dict[str, Any]) -> dict[str, Any]:
+    sessions = ctx.get("sessions")
+    if sessions is not None:
+        try:
+            return sessions.state(_episode_key(ctx), with_grade=True)
+        except SessionError as exc:
+            raise _expired(exc) from None
+    env, lock = _local_env(ctx)
+    with lock:
+        out = dict(env.state)
+    if out.get("done") and ctx.get("grade") is not None:
+        out["grade"] = ctx["grade"]
+    return out
+
+
+def _task(ctx: dict[str, Any]) -> str:
+    sessions = ctx.get("sessions")
+    if sessions is None:
+        return _local_env(ctx)[0].task_name
+    return _state(ctx)["task"]
+
+
 def _step(ctx: dict[str, Any], name: str, args: dict[str, Any]) -> dict[str, Any]:
-    env, lock = _episode(ctx)
-    task = env.task_name
+    task = _task(ctx)
     allowed = CODING_ACTIONS if task == CODING_TASK else ACTIONS
     if name not in allowed:
         kind = "medical_coding" if name in CODING_ACTIONS else "billing"
         raise ToolError("wrong_task", f"{name} is a {kind} action; this episode is {task!r}, "
                                       f"whose actions are: {', '.join(allowed)}")
+    action = {"action_type": name, "parameters": args}
+    sessions = ctx.get("sessions")
+    if sessions is not None:
+        try:
+            out = sessions.step(_episode_key(ctx), action)
+        except SessionError as exc:
+            raise _expired(exc) from None
+        return {k: out[k] for k in ("observation", "reward", "done", "info")}
+    env, lock = _local_env(ctx)
     with lock:
-        session = ctx.get("session")
-        if session is not None and session.closed:  # evicted between lookup and use
-            raise ToolError("episode_expired", "this session's episode has expired or was "
-                                               "closed: open a new MCP session for another "
-                                               "episode")
-        res = env.step({"action_type": name, "parameters": args})
+        res = env.step(action)
     if "grade" in res.info:
         ctx["grade"] = res.info["grade"]
     return {"observation": res.observation.model_dump(), "reward": res.reward,
@@ -288,16 +317,14 @@ def _call_tool(ctx: dict[str, Any], name: str, args: dict[str, Any]) -> dict[str
         if name in ("state", "grade") and args:
             raise ToolError("invalid_arguments", f"{name} takes no arguments")
         if name == "state":
-            env, _ = _episode(ctx)
-            return _tool_result(env.state)
+            return _tool_result({k: v for k, v in _state(ctx).items() if k != "grade"})
         if name == "grade":
-            env, _ = _episode(ctx)
-            st = env.state
+            st = _state(ctx)
             if not st["done"]:
                 return _tool_result({"done": False, "score": None, "grade": None,
                                      "message": "not graded yet: the episode ends at close_case "
                                                 "(billing) or the last submit_codes (coding)"})
-            return _tool_result({"done": True, "score": st["score"], "grade": ctx.get("grade")})
+            return _tool_result({"done": True, "score": st["score"], "grade": st.get("grade")})
         out = _step(ctx, name, args)
         return _tool_result(out, is_error=bool(out["observation"].get("last_action_error")))
     except ToolError as exc:
@@ -384,6 +411,16 @@ def handle_jsonrpc(payload: Any, ctx: dict[str, Any]) -> dict[str, Any] | None:
 _TOOL_NAMES = frozenset(t["name"] for t in _session_tools()) | set(ACTIONS) | set(CODING_ACTIONS)
 
 
+def tool_names() -> frozenset[str]:
+    return frozenset(_TOOL_NAMES)
+
+
+def call_tool(ctx: dict[str, Any], name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """One tool call on ``ctx``'s episode (the MCP tool result dict); for transports that
+    carry tool calls outside JSON-RPC (OpenEnv ``MCPToolClient`` over the WebSocket)."""
+    return _call_tool(ctx, name, args)
+
+
 def close_context(ctx: dict[str, Any]) -> None:
     """Release the context's episode (call when its connection or session ends)."""
     sessions, key = ctx.get("sessions"), ctx.pop("episode_id", None)
@@ -395,71 +432,66 @@ def close_context(ctx: dict[str, Any]) -> None:
 
 
 # -- MCP sessions -----------------------------------------------------------------------------
-class McpSessions:
-    """Mcp-Session-Id -> context dict, bounded and idle-expiring (like the episodes they own)."""
+_PERSISTED = ("protocol_version", "client_info", "initialized", "harness", "episode_id",
+              "reset_done")
 
-    def __init__(self, capacity: int, idle_ttl_s: float) -> None:
-        self.capacity, self.idle_ttl_s = capacity, idle_ttl_s
-        self._items: dict[str, tuple[dict[str, Any], float]] = {}
-        self._lock = threading.Lock()
+
+class McpSessions:
+    """Mcp-Session-Id -> context, kept in the episode store (so any worker can serve any MCP
+    session), bounded by the same capacity and idle TTL as the episodes they own."""
+
+    def __init__(self, episodes: Any) -> None:
+        self.episodes = episodes
+        self.store = episodes.store
+        self.capacity = episodes.capacity
 
     def __len__(self) -> int:
-        return len(self._items)
+        return self.store.aux_count()
 
-    def _expire(self, now: float) -> list[dict[str, Any]]:
-        stale = [k for k, (_, t) in self._items.items() if now - t > self.idle_ttl_s]
-        return [self._items.pop(k)[0] for k in stale]
+    @staticmethod
+    def _saved(ctx: dict[str, Any]) -> dict[str, Any]:
+        return {k: ctx[k] for k in _PERSISTED if k in ctx}
 
     def add(self, ctx: dict[str, Any]) -> str | None:
         """A new session id for ``ctx``, or None when the store is full."""
-        now = time.monotonic()
-        with self._lock:
-            expired = self._expire(now)
-            sid = None
-            if len(self._items) < self.capacity:
-                sid = uuid.uuid4().hex
-                self._items[sid] = (ctx, now)
-        for old in expired:
-            close_context(old)
-        return sid
+        sid = uuid.uuid4().hex
+        return sid if self.store.aux_create(sid, self._saved(ctx)) else None
 
-    def get(self, sid: str) -> dict[str, Any] | None:
-        now = time.monotonic()
-        with self._lock:
-            expired = self._expire(now)
-            item = self._items.get(sid)
-            if item is not None:
-                self._items[sid] = (item[0], now)
-        for old in expired:
-            close_context(old)
-        return item[0] if item is not None else None
+    def get(self, sid: str, client: str = "") -> dict[str, Any] | None:
+        saved = self.store.aux_get(sid)
+        if saved is None:
+            return None
+        return {**saved, "sessions": self.episodes, "client": client}
+
+    def save(self, sid: str, before: dict[str, Any], ctx: dict[str, Any]) -> None:
+        after = self._saved(ctx)
+        if after != before:
+            self.store.aux_put(sid, after)
 
     def close(self, sid: str) -> bool:
-        with self._lock:
-            item = self._items.pop(sid, None)
-        if item is not None:
-            close_context(item[0])
-        return item is not None
-
-
-_store_lock = threading.Lock()
+        saved = self.store.aux_get(sid)
+        if saved is None:
+            return False
+        self.store.aux_delete(sid)
+        if saved.get("episode_id"):
+            self.episodes.close(saved["episode_id"])
+        return True
 
 
 def _store(request: Request) -> McpSessions:
-    """The app's MCP session store, created on first use with the episode store's limits."""
     state = request.app.state
-    with _store_lock:
-        store = getattr(state, "mcp_sessions", None)
-        if store is None:
-            episodes = state.sessions
-            store = state.mcp_sessions = McpSessions(episodes.capacity, episodes.idle_ttl_s)
+    store = getattr(state, "mcp_sessions", None)
+    if store is None:
+        store = state.mcp_sessions = McpSessions(state.sessions)
     return store
 
 
 # -- HTTP transport ---------------------------------------------------------------------------
 def _rpc_response(body: dict[str, Any], status: int = 200,
-                  headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(status_code=status, content=body, headers=headers)
+                  headers: dict[str, str] | None = None) -> Response:
+    # ASCII-escaped: an echoed id or name holding a lone surrogate stays valid JSON
+    return Response(json.dumps(body, default=str).encode(), status_code=status,
+                    headers=headers, media_type="application/json")
 
 
 def _origin_allowed(request: Request) -> bool:
@@ -497,7 +529,7 @@ async def mcp_post(request: Request) -> Response:
                                                            "(this server answers in JSON)"), 406)
     try:
         payload = json.loads(await request.body())
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return _rpc_response(_error(None, PARSE_ERROR, "parse error: body is not valid JSON"),
                              400)
     version = request.headers.get(VERSION_HEADER)
@@ -509,15 +541,16 @@ async def mcp_post(request: Request) -> Response:
     method = payload.get("method") if isinstance(payload, dict) else None
     sid = request.headers.get(SESSION_HEADER)
     headers: dict[str, str] = {}
+    client = request.client.host if request.client else ""
     if method == "initialize" and isinstance(payload, dict) and "id" in payload:
-        ctx: dict[str, Any] = {"sessions": request.app.state.sessions}
+        ctx: dict[str, Any] = {"sessions": request.app.state.sessions, "client": client}
         try:
             ctx["harness"] = harness_choice(request.headers)
         except ToolError as exc:
             return _rpc_response(_error(payload.get("id"), INVALID_PARAMS, exc.message), 200)
         reply = await run_in_threadpool(handle_jsonrpc, payload, ctx)
         if reply is not None and "result" in reply:
-            new_sid = store.add(ctx)
+            new_sid = await run_in_threadpool(store.add, ctx)
             if new_sid is None:
                 return _rpc_response(_error(payload.get("id"), SERVER_BUSY, f"the server holds "
                                      f"its maximum of {store.capacity} MCP sessions; retry "
@@ -525,7 +558,7 @@ async def mcp_post(request: Request) -> Response:
             headers["Mcp-Session-Id"] = new_sid
     else:
         if sid is not None:
-            found = store.get(sid)
+            found = await run_in_threadpool(store.get, sid, client)
             if found is None:
                 return _rpc_response(_error(None, SESSION_NOT_FOUND, "unknown or expired "
                                             "Mcp-Session-Id: send initialize to start a new "
@@ -536,11 +569,15 @@ async def mcp_post(request: Request) -> Response:
                                         "send initialize first and echo the session id"), 400)
         else:
             ctx = {}  # stateless methods (ping, tools/list) need no session
+        before = McpSessions._saved(ctx)
         reply = await run_in_threadpool(handle_jsonrpc, payload, ctx)
+        if sid is not None:
+            await run_in_threadpool(store.save, sid, before, ctx)
     if reply is None:
         return Response(status_code=202)
-    code = reply.get("error", {}).get("code")
-    status = 400 if code in (PARSE_ERROR, INVALID_REQUEST) else 200
+    # JSON-RPC errors travel in a 200 (OpenEnv's validator posts `{}` and wants 200 +
+    # jsonrpc); only a body that is not JSON at all, or a transport rule, is an HTTP error
+    status = 200
     return _rpc_response(reply, status, headers)
 
 

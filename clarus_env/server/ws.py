@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import os
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
@@ -41,8 +41,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
-from ..env import make
 from ..tasks import TASKS
+from .sessions import SessionError, WouldBlock
 
 router = APIRouter()
 
@@ -63,6 +63,20 @@ RPC_INVALID_REQUEST = -32600
 RPC_INTERNAL_ERROR = -32603
 
 CLOSE = object()  # handler result meaning "end the connection, no reply"
+
+
+async def _on_loop_or_thread(fn: Any, *args: Any) -> Any:
+    """As ``app._on_loop_or_thread``: fast work on the loop, the rest in the threadpool."""
+    *head, last = args
+    if isinstance(last, bool):  # state's with_grade
+        kwargs: dict[str, Any] = {"with_grade": last}
+        args = tuple(head)
+    else:
+        kwargs = {}
+    try:
+        return fn(*args, nowait=True, **kwargs)
+    except WouldBlock:
+        return await run_in_threadpool(lambda: fn(*args, nowait=False, **kwargs))
 
 
 # -- incoming messages (unknown fields are refused, as OpenEnv's BaseMessage does) ---------
@@ -107,10 +121,31 @@ class McpMessage(_Message):
     data: dict[str, Any]
 
 
+class AttachData(_Message):
+    episode_id: str = Field(min_length=1, max_length=128)
+
+
+class ToolCall(BaseModel):
+    type: Literal["call_tool"]
+    tool_name: str = Field(max_length=128)
+    arguments: dict[str, Any] | None = None
+
+
+class AttachMessage(_Message):
+    type: Literal["attach"]
+    data: AttachData
+
+
 # -- replies ---------------------------------------------------------------------------------
 def _dumps(message: dict[str, Any]) -> str:
-    # default=str: a stray non-JSON value (a date, a Decimal) must not kill the reply
-    return json.dumps(message, ensure_ascii=False, default=str)
+    # default=str: a stray non-JSON value (a date, a Decimal) must not kill the reply; a lone
+    # surrogate echoed back cannot be sent as UTF-8, so that reply goes out ASCII-escaped
+    text = json.dumps(message, ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(message, default=str)
+    return text
 
 
 def error_reply(code: str, message: str, **extra: Any) -> str:
@@ -130,26 +165,49 @@ def _short(value: Any, limit: int = 64) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def _validation_message(kind: str, exc: ValidationError) -> str:
+    """``Invalid reset message: data.seed: Input should be a valid integer`` (first problem
+    named, with where it is), not a bare "Invalid message"."""
+    errors = exc.errors(include_url=False, include_context=False, include_input=False)
+    parts = []
+    for err in errors[:3]:
+        where = ".".join(str(p) for p in err.get("loc", ())) or "message"
+        parts.append(f"{where}: {err.get('msg', 'invalid value')}")
+    return f"Invalid {kind} message: " + "; ".join(parts)
+
+
+def _session_error(exc: SessionError) -> str:
+    code = CAPACITY_REACHED if exc.status in (429, 503) else (
+        VALIDATION_ERROR if exc.status in (400, 422) else EXECUTION_ERROR)
+    return error_reply(code, exc.message, reason=exc.code)
+
+
 # -- one connection's episode ----------------------------------------------------------------
 class Connection:
     """The episode behind one socket; messages are handled strictly one at a time.
 
-    The episode lives in ``ctx["env"]``, the context dict ``mcp.handle_jsonrpc`` works on, so
-    MCP tool calls sent over this socket (``{"type": "mcp"}``) play the very same episode as
-    ``reset``/``step``/``state`` messages, whichever of the two started it.
+    The episode lives in the app's ``SessionManager`` (so it counts against the one capacity
+    limit and can be resumed on another worker with ``attach``); ``ctx`` is the context dict
+    ``mcp.handle_jsonrpc`` works on, naming the same episode, so MCP tool calls sent over this
+    socket (``{"type": "mcp"}``, or OpenEnv ``MCPToolClient``'s ``call_tool``/``list_tools``
+    step payloads) play the very same episode as ``reset``/``step``/``state`` messages.
     """
 
-    def __init__(self) -> None:
-        self.ctx: dict[str, Any] = {}
+    def __init__(self, sessions: Any, client: str = "") -> None:
+        self.sessions = sessions
+        self.client = client
+        self.ctx: dict[str, Any] = {"sessions": sessions, "client": client}
 
     @property
-    def env(self) -> Any:
-        return self.ctx.get("env")
+    def episode_id(self) -> str | None:
+        return self.ctx.get("episode_id")
 
     def close(self) -> None:
-        env = self.ctx.pop("env", None)
-        if env is not None:
-            env.close()
+        """Free this connection's episode (the socket ended or it was replaced)."""
+        key = self.ctx.pop("episode_id", None)
+        self.ctx.pop("reset_done", None)
+        if key is not None:
+            self.sessions.close(key)
 
     async def handle(self, raw: str) -> str | object | None:
         """The reply to one frame (``CLOSE`` to end the connection, None for no reply)."""
@@ -163,59 +221,87 @@ class Connection:
         kind = message.get("type", "")
         handler = self._handlers().get(kind) if isinstance(kind, str) else None
         if handler is None:
-            return error_reply(UNKNOWN_TYPE, f"Unknown message type: {_short(kind)}")
+            return error_reply(UNKNOWN_TYPE, f"Unknown message type: {_short(kind)}; "
+                               f"expected one of {', '.join(self._handlers())}")
         try:
             return await handler(message)
         except ValidationError as exc:
             errors = exc.errors(include_url=False, include_context=False, include_input=False)
-            return error_reply(VALIDATION_ERROR, "Invalid message",
+            return error_reply(VALIDATION_ERROR, _validation_message(kind, exc),
                                errors=json.loads(json.dumps(errors, default=str)))
+        except SessionError as exc:
+            return _session_error(exc)
         except Exception as exc:  # the env failed on this message; the episode stays usable
             return error_reply(EXECUTION_ERROR, f"{type(exc).__name__}: {_short(str(exc), 500)}")
 
     def _handlers(self) -> dict[str, Callable[[dict[str, Any]], Awaitable[Any]]]:
         return {"reset": self._reset, "step": self._step, "state": self._state,
-                "close": self._close, "mcp": self._mcp}
+                "close": self._close, "mcp": self._mcp, "attach": self._attach}
 
     async def _reset(self, message: dict[str, Any]) -> str:
         data = ResetMessage.model_validate(message).data
-        split = data.split or "train"
-        env = self.env
-        if (env is None or getattr(env, "task_name", None) != data.task_name
-                or getattr(env, "split", None) != split):
-            env = await run_in_threadpool(make, data.task_name, split=split)
-            self.close()
-            self.ctx["env"] = env
+        key = data.episode_id or "ws-" + uuid.uuid4().hex  # each reset: a new episode
+        if self.episode_id is not None and key != self.episode_id:
+            await run_in_threadpool(self.close)
         try:
-            # a first reset opens the reference bundle (tens of ms): keep it off the loop
-            obs = await run_in_threadpool(env.reset, seed=data.seed)
+            key, obs = await _on_loop_or_thread(self.sessions.reset, data.task_name, data.seed,
+                                                data.split, key, self.client)
         except BaseException:
-            self.close()  # never leave a half-reset episode that later steps could play on
+            self.ctx.pop("episode_id", None)
             raise
-        if data.episode_id is not None:
-            env.episode_id = data.episode_id  # one id for the episode, its state and info
+        self.ctx["episode_id"], self.ctx["reset_done"] = key, True
         return _dumps({"type": "observation",
-                       "data": {"episode_id": env.episode_id, "observation": obs.model_dump(),
+                       "data": {"episode_id": key, "observation": obs,
                                 "reward": 0.0, "done": False, "info": {}}})
 
     async def _step(self, message: dict[str, Any]) -> str:
         action = StepMessage.model_validate(message).data
-        env = self._require_env()
-        # A billing step takes ~20 µs: run it on the loop (a thread hop costs more than the
-        # step). A medical_coding submission grades against the code tree (~ms): off the loop.
-        if getattr(env, "task_name", "") == "medical_coding":
-            result = await run_in_threadpool(env.step, action)
-        else:
-            result = env.step(action)
-        return _dumps({"type": "observation",
-                       "data": {"episode_id": getattr(env, "episode_id", None),
-                                "observation": result.observation.model_dump(),
-                                "reward": result.reward, "done": result.done,
-                                "info": result.info}})
+        if action.get("type") in ("list_tools", "call_tool") and "action_type" not in action:
+            return await self._tool_step(action)
+        out = await _on_loop_or_thread(self.sessions.step, self._require_episode(), action)
+        return _dumps({"type": "observation", "data": out})
+
+    async def _tool_step(self, payload: dict[str, Any]) -> str:
+        """OpenEnv ``MCPToolClient`` over the socket: ``{"type": "list_tools"}`` and
+        ``{"type": "call_tool", "tool_name", "arguments"}`` step payloads, answered with the
+        observation shapes its ``_parse_result`` reads (``tools`` / ``tool_name``)."""
+        from . import mcp
+
+        if payload["type"] == "list_tools":
+            return _dumps({"type": "observation", "data": {
+                "observation": {"tools": mcp.tool_list(), "metadata": {}},
+                "reward": None, "done": False}})
+        ToolCall.model_validate(payload)
+        name, args = payload["tool_name"], payload.get("arguments") or {}
+        if name not in mcp.tool_names():
+            return _dumps({"type": "observation", "data": {
+                "observation": {"tool_name": name, "result": None, "metadata": {},
+                                "error": {"error_type": "tool_not_found",
+                                          "message": f"unknown tool {_short(name)}; see "
+                                                     "list_tools"}},
+                "reward": None, "done": False}})
+        result = await run_in_threadpool(mcp.call_tool, self.ctx, name, args)
+        body = result.get("structuredContent") or {}
+        return _dumps({"type": "observation", "data": {
+            "observation": {"tool_name": name, "result": body, "error": None,
+                            "metadata": {"is_error": bool(result.get("isError"))}},
+            "reward": body.get("reward"), "done": bool(body.get("done", False))}})
 
     async def _state(self, message: dict[str, Any]) -> str:
         StateMessage.model_validate(message)
-        return _dumps({"type": "state", "data": dict(self._require_env().state)})
+        # with the grade: OpenEnv's GenericEnvClient drops `info`, so state() is where its
+        # users read the final grade
+        out = await _on_loop_or_thread(self.sessions.state, self._require_episode(), True)
+        return _dumps({"type": "state", "data": out})
+
+    async def _attach(self, message: dict[str, Any]) -> str:
+        """Continue an episode this socket did not start (e.g. after its worker died)."""
+        key = AttachMessage.model_validate(message).data.episode_id
+        out = await _on_loop_or_thread(self.sessions.state, key)
+        if self.episode_id is not None and self.episode_id != key:
+            await run_in_threadpool(self.close)
+        self.ctx["episode_id"], self.ctx["reset_done"] = key, True
+        return _dumps({"type": "state", "data": out})
 
     async def _close(self, message: dict[str, Any]) -> object:
         CloseMessage.model_validate(message)
@@ -225,25 +311,17 @@ class Connection:
         request = McpMessage.model_validate(message).data
         from . import mcp
 
-        handler = getattr(mcp, "handle_jsonrpc", None)
-        if handler is None:
-            if request.get("jsonrpc") != "2.0" or not isinstance(request.get("method"), str):
-                return _rpc_error(request, RPC_INVALID_REQUEST,
-                                  'Invalid request: expected {"jsonrpc": "2.0", "method": ...}')
-            return _rpc_error(request, RPC_INTERNAL_ERROR, "Environment does not support MCP")
-        if inspect.iscoroutinefunction(handler):
-            response = await handler(request, self.ctx)
-        else:  # its reset/step tools run the env, which may take tens of ms
-            response = await run_in_threadpool(handler, request, self.ctx)
+        response = await run_in_threadpool(mcp.handle_jsonrpc, request, self.ctx)
         if response is None:  # a JSON-RPC notification: nothing to answer
             return None
         return _dumps({"type": "mcp", "data": response})
 
-    def _require_env(self) -> Any:
-        env = self.env
-        if env is None or getattr(env, "scenario", None) is None:
-            raise RuntimeError('no episode on this connection: send {"type": "reset"} first')
-        return env
+    def _require_episode(self) -> str:
+        key = self.episode_id
+        if key is None:
+            raise SessionError("no_episode", 'no episode on this connection: send '
+                               '{"type": "reset"} (or {"type": "attach"}) first', 404)
+        return key
 
 
 # -- the endpoint --------------------------------------------------------------------------
@@ -278,7 +356,7 @@ async def ws_episode(websocket: WebSocket) -> None:
         await websocket.close(code=1013)  # try again later
         return
     state.ws_connections = active + 1
-    connection = Connection()
+    connection = Connection(sessions, websocket.client.host if websocket.client else "")
     try:
         while True:
             try:
@@ -305,7 +383,8 @@ async def ws_episode(websocket: WebSocket) -> None:
             await websocket.send_text(error_reply(SESSION_ERROR, f"{type(exc).__name__}: {exc}"))
     finally:
         state.ws_connections = getattr(state, "ws_connections", 1) - 1
-        connection.close()
+        with contextlib.suppress(Exception):
+            await run_in_threadpool(connection.close)
         if websocket.client_state == WebSocketState.CONNECTED:
             with contextlib.suppress(Exception):
                 await websocket.close(code=1000)
