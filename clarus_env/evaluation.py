@@ -137,7 +137,7 @@ def evaluate(agent: str, tasks: Iterable[str], split: str, *, trials: int = 1,
     plan = [(t, s, k) for t in tasks for s in list(seeds(split, t))[:limit] for k in range(trials)]
     if backend not in ("process", "ray"):
         raise ValueError(f"unknown backend {backend!r}; use process or ray")
-    if workers < 1:
+    if workers < 1 and not (backend == "ray" and workers == 0):  # ray: 0 = every cluster CPU
         raise ValueError(f"workers must be at least 1, got {workers}")
     bar = None
     if progress:
@@ -151,7 +151,7 @@ def evaluate(agent: str, tasks: Iterable[str], split: str, *, trials: int = 1,
 
             episodes = run_plan_ray(agent, split, plan, workers=workers, address=address,
                                     bar=bar)
-        elif workers == 1 or len(plan) <= 1:
+        elif workers == 1 or len(plan) <= 1:  # in this process: no pool to start
             episodes = []
             for task, seed, trial in plan:
                 episodes.append(_run_one(agent, split, task, seed, trial))

@@ -24,9 +24,9 @@ class _Runner:
 
 def run_plan_ray(agent: str, split: str, plan: Plan, *, workers: int, address: str | None,
                  bar: Any = None) -> list[dict[str, Any]]:
-    """Run the plan on ``workers`` actors (fewer if the cluster has fewer CPUs); joins the
-    cluster at ``address`` (or ``RAY_ADDRESS``), or starts a local one, unless this process
-    is already connected."""
+    """Run the plan on ``workers`` actors (0: one per cluster CPU; never more actors than the
+    cluster has CPUs or the plan has episodes). Joins the cluster at ``address`` (or
+    ``RAY_ADDRESS``), or starts a local one, unless this process is already connected."""
     try:
         import ray
         from ray.util import ActorPool
@@ -36,7 +36,7 @@ def run_plan_ray(agent: str, split: str, plan: Plan, *, workers: int, address: s
         # a local cluster when no address is given and RAY_ADDRESS is unset
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     cpus = int(ray.cluster_resources().get("CPU", 1))
-    n = max(1, min(workers, cpus, len(plan)))
+    n = max(1, min(workers or cpus, cpus, len(plan)))
     actor = ray.remote(num_cpus=1)(_Runner)
     actors = [actor.remote() for _ in range(n)]
     pool = ActorPool(actors)

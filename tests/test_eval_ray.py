@@ -32,6 +32,6 @@ def test_ray_actor_pool_gives_the_serial_results(local_ray: None) -> None:
 
 def test_ray_oracle_passes_everything_in_plan_order(local_ray: None) -> None:
     res = evaluate("oracle", ["abductive_conflict"], "test", limit=6, progress=False,
-                   workers=2, backend="ray")
+                   workers=0, backend="ray")  # 0: one actor per CPU of the cluster
     assert [e["seed"] for e in res["episodes"]] == list(range(90_000, 90_006))
     assert res["summary"]["abductive_conflict"]["pass_rate"] == 1.0
