@@ -17,6 +17,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,11 +32,14 @@ from datasets import Dataset  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 
 from clarus_env.env import make  # noqa: E402
+from clarus_env.scenario_store import load_scenario  # noqa: E402
 from clarus_env.splits import seeds  # noqa: E402
+from clarus_env.tasks import get_task  # noqa: E402
 from clarus_env.trl_adapter import make_trl_env  # noqa: E402
+from examples import train_grpo  # noqa: E402
 from examples.tiny_model import tiny_model  # noqa: E402
 
-pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[1]
 
 GROUP = 4  # generations per prompt
 PROMPTS_PER_STEP = 2
@@ -128,6 +135,7 @@ def replay(task: str, seed: int, actions: list[dict[str, Any]]) -> tuple[list[st
     return outputs, round(sum(r.reward for r in results), 6), env.score
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["deductive_liability", "medical_coding"])
 def test_grpo_trains_through_the_environment(task: str, tmp_path: Any) -> None:
     trainer, recorder = run_grpo(task, tmp_path)
@@ -178,3 +186,40 @@ def test_grpo_trains_through_the_environment(task: str, tmp_path: Any) -> None:
         assert any(a["action_type"] == "submit_codes" for b in recorder.batches for r in b
                    for a in r["actions"])
     json.dumps(trainer.state.log_history)  # the logs are plain numbers
+
+
+# -- examples/train_grpo.py ---------------------------------------------------------------------
+def played(task: str, seed: int, plan: list[dict[str, Any]]) -> Any:
+    env = make_trl_env(task)()
+    env.reset(seed=seed)
+    for a in plan:
+        getattr(env, a["action_type"])(**a.get("parameters", {}))
+    return env
+
+
+def test_example_metrics_read_the_grade() -> None:
+    task, seed = "deductive_liability", seeds("train", "deductive_liability")[0]
+    oracle = played(task, seed, get_task(task).oracle(load_scenario(task, seed)))
+    closed = played(task, seed, [{"action_type": "close_case"}])
+    running = played(task, seed, [])
+    envs = [oracle, closed, running]
+    assert train_grpo.outcome_accuracy(envs) == [1.0, 0.0, 0.0]
+    assert train_grpo.pass_rate(envs) == [1.0, 0.0, 0.0]
+    rows = train_grpo.train_dataset(task, 3)
+    assert [r["seed"] for r in rows] == list(seeds("train", task))[:3]
+    assert all(r["task_name"] == task for r in rows)
+
+
+@pytest.mark.slow
+def test_example_script_runs_one_tiny_step(tmp_path: Path) -> None:
+    """The command the README gives, as a user runs it."""
+    proc = subprocess.run([sys.executable, "examples/train_grpo.py", "--tiny",
+                           "--output-dir", str(tmp_path)], cwd=REPO, capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("step ")]
+    assert len(lines) == 1, proc.stdout[-3000:]
+    m = re.fullmatch(r"step 1  reward (-?\d+\.\d{4})  outcome_accuracy (\d\.\d{3})  "
+                     r"pass_rate (\d\.\d{3})  tool_calls/rollout (\d+\.\d\d)", lines[0])
+    assert m, lines[0]
+    assert float(m.group(4)) > 0  # the tiny model's tool calls reached the environment
