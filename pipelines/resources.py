@@ -27,13 +27,19 @@ class CmsSource(ConfigurableResource):
     base_url: str | None = Field(
         default=None, description="Send every request to this host instead (test servers)."
     )
-    timeout_s: float = Field(default=60.0, description="Per-request connect/read timeout.")
-    retries: int = Field(default=3, description="Retries on 5xx and timeouts, with backoff.")
+    timeout_s: float = Field(default=60.0, description="Connect timeout and longest silence "
+                                                         "on the socket.")
+    retries: int = Field(default=3, description="Retries on 5xx, 429, resets and timeouts.")
     backoff_s: float = Field(default=1.0, description="Backoff factor between retries.")
+    deadline_s: float = Field(default=1800.0, description="Whole download, retries included.")
+    low_speed_bps: int = Field(default=1024, description="Abort a download slower than this "
+                                                          "many bytes/s ...")
+    low_speed_s: float = Field(default=30.0, description="... averaged over this many seconds.")
+    max_bytes: int = Field(default=4 << 30, description="Largest file accepted.")
     pins_file: str | None = Field(
         default=None,
-        description="JSON {file name: sha256} to verify against; default pipelines/pins.json, "
-                    "'' disables.",
+        description="JSON {release: {file name: sha256}} to verify against; default "
+                    "pipelines/pins.json, '' disables; a missing file is an error.",
     )
 
     def fetcher(self) -> Fetcher:
@@ -42,6 +48,8 @@ class CmsSource(ConfigurableResource):
         return Fetcher(
             mirror=Path(mirror) if mirror else None, base_url=self.base_url,
             timeout_s=self.timeout_s, retries=self.retries, backoff_s=self.backoff_s,
+            deadline_s=self.deadline_s, low_speed_bps=self.low_speed_bps,
+            low_speed_s=self.low_speed_s, max_bytes=self.max_bytes,
             pins=load_pins(self.pins_file),
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 import zipfile
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +16,7 @@ from pipelines.lib.errors import FetchError, IntegrityError, SourceFormatError
 from pipelines.lib.fetch import find_link, rebase
 from pipelines.sources import InputSpec
 
-from .httpserver import Routes, serve
+from .httpserver import Reply, Routes, serve
 
 SPEC = InputSpec(
     key="gpci", source="pfs", release="RVU99Z", fmt="gpci",
@@ -110,7 +111,7 @@ def test_sha256_mismatch_against_pin() -> None:
     routes.ok("/medicare/pfs/rvu99z", PAGE)
     routes.ok("/files/zip/rvu99z-updated-01-02-2099.zip", ZIP)
     with serve(routes) as base, pytest.raises(IntegrityError) as err:
-        fetcher(base, pins={"GPCI2099.csv": "0" * 64}).obtain(SPEC)
+        fetcher(base, pins={"RVU99Z": {"GPCI2099.csv": "0" * 64}}).obtain(SPEC)
     assert "GPCI2099.csv" in str(err.value) and "0" * 64 in str(err.value)
 
 
@@ -181,4 +182,146 @@ def test_pins_file_errors_are_clear(tmp_path: Path) -> None:
     with pytest.raises(FetchError, match="pins.json"):
         load_pins(bad)
     assert load_pins("") == {}
-    assert "GPCI2026.csv" in load_pins(None)
+    assert "GPCI2026.csv" in load_pins(None)["RVU26C"]
+    with pytest.raises(FetchError, match="does not exist"):
+        load_pins(tmp_path / "pins.jsno")  # a typo must not turn verification off
+    bad.write_text('{"GPCI2026.csv": "ab"}')  # the old, name-only layout
+    with pytest.raises(FetchError, match="each release"):
+        load_pins(bad)
+
+
+def test_pins_are_keyed_by_release_not_only_by_file_name() -> None:
+    """CMS reuses GPCI2099.csv across releases: another release's pin must not apply."""
+    routes = Routes()
+    routes.ok("/medicare/pfs/rvu99z", PAGE)
+    routes.ok("/files/zip/rvu99z-updated-01-02-2099.zip", ZIP)
+    good = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+    with serve(routes) as base:
+        got = fetcher(base, pins={"RVU99Y": {"GPCI2099.csv": "0" * 64},
+                                  "RVU99Z": {"GPCI2099.csv": good}}).obtain(SPEC)
+    assert got is not None and got.sha256 == good
+
+
+ZIP_URL = "/files/zip/rvu99z-updated-01-02-2099.zip"
+LICENCE = "/license/ama"
+LICENCE_PAGE = (b'<html><body><h1>License for Use of Current Procedural Terminology</h1>'
+                b'<form method="post" action="/license/ama/accept">'
+                b'<input type="hidden" name="file" '
+                b'value="/files/zip/rvu99z-updated-01-02-2099.zip">'
+                b'<input type="hidden" name="form_token" value="t0k3n">'
+                b'<input type="submit" name="op" value="Accept">'
+                b'<input type="submit" name="op" value="Decline"></form></body></html>')
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+
+
+def licence_site(after_accept: Reply) -> Routes:
+    routes = Routes()
+    routes.ok("/medicare/pfs/rvu99z", b'<a href="/license/ama?file=/files/zip/'
+              b'rvu99z-updated-01-02-2099.zip">RVU99Z</a>')
+    routes.set(LICENCE, Reply(200, LICENCE_PAGE, HTML))
+    routes.set("/license/ama/accept", after_accept)
+    return routes
+
+
+def test_ama_licence_page_is_accepted_like_a_browser() -> None:
+    routes = licence_site(Reply(200, ZIP, {"Content-Type": "application/zip"}))
+    spec = replace(SPEC, link=r"rvu99z[^/\"']*\.zip$")
+    with serve(routes) as base:
+        got = fetcher(base).obtain(spec)
+    assert got is not None and got.data == b"hello"
+    assert got.file == "rvu99z-updated-01-02-2099.zip!GPCI2099.csv"
+    (path, form, _), = routes.posts
+    assert path == "/license/ama/accept"
+    assert b"form_token=t0k3n" in form and b"op=Accept" in form and b"Decline" not in form
+
+
+def test_licence_page_that_will_not_let_go_says_how_to_fetch_by_hand() -> None:
+    routes = licence_site(Reply(200, LICENCE_PAGE, HTML))
+    spec = replace(SPEC, link=r"rvu99z[^/\"']*\.zip$")
+    with serve(routes) as base, pytest.raises(FetchError) as err:
+        fetcher(base).obtain(spec)
+    msg = str(err.value)
+    assert "licence page" in msg and "/license/ama" in msg
+    assert "rvu99z/GPCI2099.csv" in msg and "CLARUS_CMS_MIRROR" in msg
+    assert "truncated or corrupt" not in msg
+
+
+def test_html_where_a_zip_was_expected_is_named_as_such() -> None:
+    routes = Routes()
+    routes.ok("/medicare/pfs/rvu99z", PAGE)
+    routes.set(ZIP_URL, Reply(200, b"<html><body>Maintenance</body></html>", HTML))
+    with serve(routes) as base, pytest.raises(FetchError) as err:
+        fetcher(base).obtain(SPEC)
+    assert ZIP_URL in str(err.value) and "HTML page" in str(err.value)
+
+
+def test_connection_reset_mid_file_is_retried() -> None:
+    routes = Routes()
+    routes.ok("/medicare/pfs/rvu99z", PAGE)
+    routes.set(ZIP_URL, Reply(200, ZIP, cut_at=20), Reply(200, ZIP))
+    with serve(routes) as base:
+        got = fetcher(base).obtain(SPEC)
+    assert got is not None and got.data == b"hello"
+    assert routes.hits[ZIP_URL] == 2
+
+
+def test_connection_reset_every_time_fails_naming_the_url() -> None:
+    routes = Routes()
+    routes.ok("/medicare/pfs/rvu99z", PAGE)
+    routes.set(ZIP_URL, Reply(200, ZIP, cut_at=20))
+    with serve(routes) as base, pytest.raises(FetchError) as err:
+        fetcher(base).obtain(SPEC)
+    msg = str(err.value)
+    assert ZIP_URL in msg and "mid-file" in msg and "3 attempts" in msg, msg
+    assert routes.hits[ZIP_URL] == 3
+
+
+def test_429_is_retried_after_the_retry_after_delay() -> None:
+    routes = Routes()
+    routes.ok("/medicare/pfs/rvu99z", PAGE)
+    routes.set(ZIP_URL, Reply(429, b"slow down", {"Retry-After": "1"}), Reply(200, ZIP))
+    with serve(routes) as base:
+        f = fetcher(base)
+        f.get("https://www.cms.gov/medicare/pfs/rvu99z")
+        t0 = time.monotonic()
+        got = f.obtain(SPEC)
+        waited = time.monotonic() - t0
+    assert got is not None and got.data == b"hello"
+    assert routes.hits[ZIP_URL] == 2
+    assert waited >= 0.9  # the server's Retry-After, not the 0.01 s backoff
+
+
+def test_429_forever_fails_clearly() -> None:
+    routes = Routes()
+    routes.ok("/medicare/pfs/rvu99z", PAGE)
+    routes.set(ZIP_URL, Reply(429, b"slow down", {"Retry-After": "0"}))
+    with serve(routes) as base, pytest.raises(FetchError) as err:
+        fetcher(base).obtain(SPEC)
+    assert ZIP_URL in str(err.value) and "429" in str(err.value) and "3 attempts" in str(err.value)
+
+
+def test_trickling_server_hits_the_low_speed_floor() -> None:
+    routes = Routes()
+    routes.ok("/medicare/pfs/rvu99z", PAGE)
+    routes.set(ZIP_URL, Reply(200, ZIP, trickle_s=0.05))
+    with serve(routes) as base, pytest.raises(FetchError) as err:
+        fetcher(base, low_speed_bps=1000, low_speed_s=0.5).obtain(SPEC)
+    assert ZIP_URL in str(err.value) and "too slow" in str(err.value)
+
+
+def test_trickling_server_hits_the_deadline() -> None:
+    routes = Routes()
+    routes.ok("/medicare/pfs/rvu99z", PAGE)
+    routes.set(ZIP_URL, Reply(200, ZIP, trickle_s=0.05))
+    with serve(routes) as base, pytest.raises(FetchError) as err:
+        fetcher(base, low_speed_bps=1, low_speed_s=60, deadline_s=0.5).obtain(SPEC)
+    assert ZIP_URL in str(err.value) and "deadline" in str(err.value)
+
+
+def test_oversized_file_is_refused_before_reading() -> None:
+    routes = Routes()
+    routes.ok("/medicare/pfs/rvu99z", PAGE)
+    routes.ok(ZIP_URL, ZIP + bytes(1000))
+    with serve(routes) as base, pytest.raises(FetchError) as err:
+        fetcher(base, max_bytes=500).obtain(SPEC)
+    assert ZIP_URL in str(err.value) and "500-byte limit" in str(err.value)

@@ -233,7 +233,7 @@ def test_bad_input_fails_the_run_and_keeps_the_published_bundle(
 
 def test_pin_mismatch_fails_and_names_the_file(tmp_path: Path) -> None:
     pins = tmp_path / "pins.json"
-    pins.write_text(json.dumps({"GPCI2026.csv": "0" * 64}))
+    pins.write_text(json.dumps({"RVU26C": {"GPCI2026.csv": "0" * 64}}))
     with serve(cms_site()) as base:
         defs = make_definitions(
             CmsSource(base_url=base, pins_file=str(pins), mirror_dir="", retries=0),

@@ -58,7 +58,10 @@ def raw_asset(source: str, group: str) -> Any:
         description=f"Release files for {source}, downloaded or read from the mirror.",
     )
     def _raw(context: AssetExecutionContext, cms: CmsSource) -> dict[str, Fetched]:
-        fetcher = cms.fetcher()
+        try:
+            fetcher = cms.fetcher()
+        except SourceError as exc:
+            raise fail(exc) from None
         out: dict[str, Fetched] = {}
         for spec in release_inputs(context.partition_key, source):
             try:
