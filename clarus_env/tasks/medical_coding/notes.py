@@ -40,7 +40,8 @@ import zlib
 from typing import Any
 
 from ...scenario import rng_for
-from . import em, grammar
+from ...splits import split_of
+from . import em, grammar, tier2
 from .catalog import Catalog, load_catalog, with_seventh
 
 TASK = "medical_coding"
@@ -174,6 +175,9 @@ class _Pools:
             for c in conds
             if c.get("alternatives") or c.get("sequence_free") or c.get("digit_modifiers")
         )
+        self.ref = ref
+        self._excl: dict[str, list[tuple[str, str]]] = {}
+        self._t2: dict[str, tuple[list, list]] = {}
         self.synonyms: dict[str, list[str]] = {}
         self.phrases: dict[tuple[str, str], list[str]] = {}
         self.titles: set[str] = set()
@@ -187,6 +191,26 @@ class _Pools:
             or p.get("optional_supply")
             or p["kind"].startswith("preventive")
         }
+
+    def tier2_split(self, split: str) -> tuple[list, list]:
+        """(held-out entries, shared entries) of the tier-2 pool for ``split``; train has no
+        held-out codes (its own-only codes are shared codes with a single phrasing)."""
+        if split not in self._t2:
+            entries = tier2.load()["by_split"][split]
+            held = [(e, p) for e, p in entries if tier2.role_of(e["code"]) == split]
+            shared = [(e, p) for e, p in entries if tier2.role_of(e["code"]) == "shared"]
+            self._t2[split] = (held, shared)
+        return self._t2[split]
+
+    def excludes1(self, a: str, b: str) -> bool:
+        """An Excludes1 note at either code (or an ancestor) names the other."""
+        if self.ref is None:
+            return False
+        for x in (a, b):
+            if x not in self._excl:
+                self._excl[x] = tier2.excluded_refs(self.ref, x)
+        return any(tier2.covered(b, lo, hi) for lo, hi in self._excl[a]) or any(
+            tier2.covered(a, lo, hi) for lo, hi in self._excl[b])
 
     def is_title(self, text: str) -> bool:
         return text.lower() in self.titles
@@ -226,13 +250,7 @@ class _Pools:
                 self.synonyms[cond["id"]] = keep
 
 
-def _title_style(title: str) -> bool:
-    """A title in ICD style (comma, parentheses, 'unspecified', 'without', 4+ words), which a
-    note must never copy verbatim; a short clinical name ("Plantar wart") is what one writes."""
-    return bool(_ICD_STYLE.search(title)) or len(title.split()) >= 4
-
-
-_ICD_STYLE = re.compile(r",|\(|\[|\bunspecified\b|\bwithout\b|\bother\b|\bNEC\b", re.I)
+_title_style = tier2.title_style
 
 
 _POOLS: dict[str, _Pools] = {}
@@ -1473,11 +1491,26 @@ def _accept(
 _BUILDERS = {"easy": _case_easy, "medium": _case_medium, "hard": _case_hard}
 
 
-def generate_case(rng: random.Random, ref: Any, difficulty: str) -> dict[str, Any]:
-    """One case of ``difficulty`` drawn with ``rng`` (the only source of randomness)."""
+def generate_case(
+    rng: random.Random, ref: Any, difficulty: str, split: str = "train"
+) -> dict[str, Any]:
+    """One case of ``difficulty`` drawn with ``rng`` (the only source of randomness).
+
+    With probability :data:`TIER2_SHARE` the case is a tier-2 case (:mod:`.tier2`) whose
+    primary code and wording come from ``split``'s share of the tabular pool; otherwise a
+    curated-catalog case. ``split`` is train/dev/test (seeds outside the splits use train)."""
     if difficulty not in _BUILDERS:
         raise ValueError(f"difficulty must be one of {DIFFICULTIES}, got {difficulty!r}")
-    return _BUILDERS[difficulty](rng, _pools(ref))
+    if split not in tier2.SPLIT_NAMES:
+        raise ValueError(f"split must be one of {tier2.SPLIT_NAMES}, got {split!r}")
+    pools = _pools(ref)
+    if rng.random() < TIER2_SHARE:
+        case = _case_tier2(rng, pools, difficulty, split)
+        case["tier"] = 2
+    else:
+        case = _BUILDERS[difficulty](rng, pools)
+        case["tier"] = 1
+    return case
 
 
 def generate_episode(seed: int, ref: Any) -> dict[str, Any]:
@@ -1485,4 +1518,75 @@ def generate_episode(seed: int, ref: Any) -> dict[str, Any]:
     rng = rng_for(TASK, seed)
     order = list(DIFFICULTIES)
     rng.shuffle(order)
-    return {"seed": seed, "order": order, "cases": [generate_case(rng, ref, d) for d in order]}
+    split = split_of(seed, TASK) or "train"
+    return {"seed": seed, "order": order,
+            "cases": [generate_case(rng, ref, d, split) for d in order]}
+
+
+# --------------------------------------------------------------------------------------------
+# tier 2: codes from the tabular
+# --------------------------------------------------------------------------------------------
+TIER2_SHARE = 0.45  # share of cases built from the tabular pool
+TIER2_HELD_OUT = 0.8  # share of dev/test tier-2 cases whose code never occurs in train
+_T2_CC_NEW = ("evaluation of {p}", "new diagnosis: {p}", "{p}, referred for management",
+              "establishing care for {p}")
+_T2_CC_EST = ("{p}", "f/u {p}", "recheck of {p}", "{p} check")
+_T2_FINDINGS = ("findings consistent with {p}", "exam supports {p}",
+                "documented findings of {p}", "objective findings c/w {p}")
+
+
+def _t2_condition(entry: dict[str, Any], phrases: list[str]) -> dict[str, Any]:
+    """A catalog-shaped condition for one tier-2 code and its phrasings in this split."""
+    code = entry["code"]
+    return {
+        "id": f"t2:{code}",
+        "name": phrases[0],
+        "kind": "chronic" if entry["kind"] == "chronic_stable" else "acute",
+        "codes": [code],
+        "synonyms": phrases,
+        "findings": [f.replace("{p}", p) for f in _T2_FINDINGS for p in phrases],
+        "rule": "tier 2: code found from the tabular (title or inclusion term)",
+        "sex": entry["sex"],
+        "age": entry["age"],
+        "groups": [f"t2:{code}"],
+        "problem": entry["kind"],
+        "complaints": [],
+    }
+
+
+def _case_tier2(rng: random.Random, pools: _Pools, difficulty: str, split: str) -> dict[str, Any]:
+    held, shared = pools.tier2_split(split)
+    pool = held if held and (not shared or rng.random() < TIER2_HELD_OUT) else shared
+    entry, phrases = rng.choice(pool)
+    cond = _t2_condition(entry, phrases)
+    age, sex = _patient(rng, cond)
+    new = rng.random() < 0.25
+    main = _Item(pools, rng, cond)
+    main.role = "primary"
+    items = [main]
+    cc = rng.choice(_T2_CC_NEW if new else _T2_CC_EST).replace("{p}", main.text)
+    rules = [cond["rule"]]
+    hpi_extra: list[str] = []
+    if difficulty != "easy":
+        rules.append("primary = reason for visit; coexisting conditions secondary")
+        chronic = [c for c in pools.chronic if c["age"][0] >= 12] if age >= 12 else pools.chronic
+        _add_coexisting(pools, rng, items, age, sex, rng.choice((1, 2)), chronic)
+        if difficulty == "hard":
+            _add_status(pools, rng, items, age, sex)
+            _add_coexisting(pools, rng, items, age, sex, 1, pools.history_like)
+        # Excludes1: a coexisting code the tabular says may not be reported with the primary
+        items = [main] + [
+            i for i in items[1:]
+            if not any(pools.excludes1(main.codes[0], c) for c in i.codes)
+        ]
+        owners = {i.cond["id"] for i in items}
+        items = [i for i in items
+                 if i.role != "status" or owners.intersection(i.cond.get("requires_any", ()))]
+        for i in items:
+            if i.role == "coexisting" and i.cond["kind"] in ("history", "status"):
+                i.role = "history"
+    em_proc, doc = _em(pools, rng, [i for i in items if i.role not in ("status", "history")],
+                       new, age, hpi_extra)
+    plan = [doc]
+    return _finish(rng, pools, age, sex, new, cc, items, [em_proc["cpt"]], rules, plan,
+                   difficulty=difficulty, negations=rng.choice((0, 1, 2)), hpi_extra=hpi_extra)
