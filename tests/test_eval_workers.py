@@ -52,3 +52,24 @@ def test_bad_worker_count_and_backend_are_named() -> None:
     with pytest.raises(ValueError, match="unknown backend 'spark'"):
         evaluate("random", ["deductive_liability"], "dev", limit=1, progress=False,
                  backend="spark")
+
+
+def test_one_progress_bar_counts_every_episode_across_workers(monkeypatch) -> None:  # noqa: ANN001
+    import tqdm
+
+    bars: list[dict] = []
+
+    class Recorder:
+        def __init__(self, total: int, **_: object) -> None:
+            bars.append({"total": total, "done": 0, "closed": False})
+
+        def update(self, n: int = 1) -> None:
+            bars[-1]["done"] += n
+
+        def close(self) -> None:
+            bars[-1]["closed"] = True
+
+    monkeypatch.setattr(tqdm, "tqdm", Recorder)
+    evaluate("random", ["deductive_liability", "medical_coding"], "dev", trials=3, limit=7,
+             workers=2)
+    assert bars == [{"total": 42, "done": 42, "closed": True}]
