@@ -383,9 +383,13 @@ def create_app(capacity: int = CAPACITY, idle_ttl_s: float = IDLE_TTL_S,
                                                       body.action))
 
     @app.get("/state")
-    async def state(episode_id: str | None = Query(default=None, min_length=1, max_length=128)
+    async def state(episode_id: str | None = Query(default=None, min_length=1, max_length=128),
+                    include: str | None = Query(default=None, pattern="^grade$")
                     ) -> Response:
-        return json_response(await _on_loop_or_thread(sessions.state, episode_id))
+        """``include=grade`` adds the full grade once the episode is done (a client whose
+        last /step answer was lost, e.g. to a worker dying, reads it here)."""
+        return json_response(await _on_loop_or_thread(sessions.state, episode_id,
+                                                      with_grade=include == "grade"))
 
     async def _close(episode_id: str) -> Response:
         if not await run_in_threadpool(sessions.close, episode_id):
@@ -409,6 +413,9 @@ def create_app(capacity: int = CAPACITY, idle_ttl_s: float = IDLE_TTL_S,
 
     app.include_router(ws.router)
     app.include_router(mcp.router)
+    from .web import mount_web  # the /web page (play, replay) and its static files
+
+    mount_web(app)
     return app
 
 
