@@ -21,13 +21,14 @@ def local_ray() -> Iterator[None]:
 
 
 def test_ray_actor_pool_gives_the_serial_results(local_ray: None) -> None:
-    tasks = ["deductive_liability", "adversarial_fabrication", "medical_coding"]
-    serial = evaluate("random", tasks, "dev", trials=2, limit=4, progress=False)
-    on_ray = evaluate("random", tasks, "dev", trials=2, limit=4, progress=False, workers=2,
-                      backend="ray")
-    serial.pop("seconds")
-    on_ray.pop("seconds")
-    assert on_ray == serial
+    for agent, tasks in (("random", ["deductive_liability", "adversarial_fabrication"]),
+                         ("oracle", ["abductive_conflict", "medical_coding"])):
+        serial = evaluate(agent, tasks, "dev", trials=2, limit=4, progress=False)
+        on_ray = evaluate(agent, tasks, "dev", trials=2, limit=4, progress=False, workers=2,
+                          backend="ray")
+        serial.pop("seconds")
+        on_ray.pop("seconds")
+        assert on_ray == serial
 
 
 def test_ray_oracle_passes_everything_in_plan_order(local_ray: None) -> None:
