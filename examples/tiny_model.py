@@ -38,13 +38,15 @@ def tools_of(env: Any) -> list[Any]:
             if not name.startswith("_") and name not in ("reset", "get_reward")]
 
 
-def rendered_prompts(rows: Sequence[dict[str, Any]]) -> list[tuple[list[dict], list[Any], str]]:
+def rendered_prompts(rows: Sequence[dict[str, Any]], with_reset: bool = True,
+                     ) -> list[tuple[list[dict], list[Any], str]]:
     """For each row: the conversation TRL builds (the row's prompt with ``reset``'s text
-    appended to the last user message), the tools, and the task."""
+    appended to the last user message, unless the prompt already holds the case), the
+    tools, and the task."""
     out = []
     for row in rows:
         env = make_trl_env(row["task_name"])()
-        intro = env.reset(**row)
+        intro = env.reset(**row) if with_reset else ""
         prompt = [dict(m) for m in row["prompt"]]
         prompt[-1]["content"] += intro
         out.append((prompt, tools_of(env), row["task_name"]))
@@ -62,7 +64,8 @@ def oracle_calls(task: str, seed: int, limit: int = 3) -> list[dict[str, Any]]:
 
 
 def build_tokenizer(rows: Sequence[dict[str, Any]], vocab_size: int = 4096,
-                    max_token_length: int | None = 128) -> PreTrainedTokenizerFast:
+                    max_token_length: int | None = 128, with_reset: bool = True,
+                    ) -> PreTrainedTokenizerFast:
     """A BPE tokenizer fitted to the rendered prompts, tool calls and tool responses."""
     bpe = Tokenizer(models.BPE())
     # No splitting at spaces or punctuation: merges may span whole phrases, so the schemas and
@@ -73,7 +76,8 @@ def build_tokenizer(rows: Sequence[dict[str, Any]], vocab_size: int = 4096,
     probe = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.BPE()),
                                     chat_template=qwen2_5_chat_template)
     corpus: list[str] = []
-    for (prompt, tools, task), row in zip(rendered_prompts(rows), rows, strict=True):
+    for (prompt, tools, task), row in zip(rendered_prompts(rows, with_reset), rows,
+                                          strict=True):
         calls = oracle_calls(task, int(row["seed"]))
         convo = prompt + [{"role": "assistant", "content": "", "tool_calls": calls},
                           {"role": "tool", "name": calls[0]["function"]["name"],
@@ -106,13 +110,14 @@ def build_model(tokenizer: PreTrainedTokenizerFast, seed: int = 0) -> Qwen2ForCa
 
 
 def nudge(model: Qwen2ForCausalLM, tokenizer: PreTrainedTokenizerFast,
-          rows: Sequence[dict[str, Any]], steps: int = 40, lr: float = 3e-3,
-          seed: int = 0) -> list[float]:
+          rows: Sequence[dict[str, Any]], steps: int = 150, lr: float = 3e-3,
+          seed: int = 0, with_reset: bool = True) -> list[float]:
     """Fit the model a little on single tool-call turns taken from the reference agent, the
     loss on the assistant turn only; returns the loss per step."""
     rng = random.Random(seed)
     examples: list[tuple[list[int], int]] = []
-    for (prompt, tools, task), row in zip(rendered_prompts(rows), rows, strict=True):
+    for (prompt, tools, task), row in zip(rendered_prompts(rows, with_reset), rows,
+                                          strict=True):
         # As in a rollout: the prompt tokenized alone, then the reply's tokens after it.
         head_text = tokenizer.apply_chat_template(prompt, tools=tools, tokenize=False,
                                                   add_generation_prompt=True)
@@ -147,11 +152,12 @@ def nudge(model: Qwen2ForCausalLM, tokenizer: PreTrainedTokenizerFast,
 
 
 def tiny_model(rows: Iterable[dict[str, Any]], *, nudge_steps: int = 150, seed: int = 0,
-               ) -> tuple[Qwen2ForCausalLM, PreTrainedTokenizerFast]:
-    """Tokenizer and model for ``rows`` (each with ``prompt``, ``task_name``, ``seed``)."""
+               with_reset: bool = True) -> tuple[Qwen2ForCausalLM, PreTrainedTokenizerFast]:
+    """Tokenizer and model for ``rows`` (each with ``prompt``, ``task_name``, ``seed``);
+    ``with_reset=False`` when the prompts already hold the case brief (the OpenEnv path)."""
     rows = list(rows)
-    tokenizer = build_tokenizer(rows)
+    tokenizer = build_tokenizer(rows, with_reset=with_reset)
     model = build_model(tokenizer, seed)
     if nudge_steps:
-        nudge(model, tokenizer, rows, steps=nudge_steps, seed=seed)
+        nudge(model, tokenizer, rows, steps=nudge_steps, seed=seed, with_reset=with_reset)
     return model, tokenizer

@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +224,83 @@ def test_example_script_runs_one_tiny_step(tmp_path: Path) -> None:
                      r"pass_rate (\d\.\d{3})  tool_calls/rollout (\d+\.\d\d)", lines[0])
     assert m, lines[0]
     assert float(m.group(4)) > 0  # the tiny model's tool calls reached the environment
+
+
+# -- the OpenEnv path: GenericEnvClient inside a rollout_func, against `clarus serve` ----------
+@pytest.fixture()
+def clarus_serve() -> Any:
+    """A live ``clarus serve`` on a free 127.0.0.1 port, stopped when the test ends."""
+    import httpx
+
+    from .serverutil import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("clarus")), "serve", "--host",
+                             "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            if proc.poll() is not None:
+                raise RuntimeError(f"clarus serve exited: {proc.stderr.read().decode()[-2000:]}")
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        else:
+            raise RuntimeError("clarus serve did not answer /health within 30 s")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.slow
+def test_grpo_with_an_openenv_rollout_func_against_a_live_server(clarus_serve: str,
+                                                                  tmp_path: Path) -> None:
+    pytest.importorskip("openenv.core.generic_client", reason="needs openenv-core's client")
+    from examples.openenv_rollout import OpenEnvRollout, case_rows, env_reward
+
+    task = "deductive_liability"
+    rows = case_rows(clarus_serve, task, list(seeds("train", task))[:PROMPTS_PER_STEP])
+    # The brief the server gives is the one the in-process adapter gives.
+    for row in rows:
+        intro = make_trl_env(task)().reset(seed=row["seed"])
+        assert row["prompt"][-1]["content"] == intro
+    model, tokenizer = tiny_model(rows, with_reset=False)
+    rollout = OpenEnvRollout(clarus_serve, task, rows, max_turns=3, max_new_tokens=128)
+    args = GRPOConfig(
+        output_dir=str(tmp_path), use_cpu=True, seed=0, max_steps=1, logging_steps=1,
+        per_device_train_batch_size=GROUP * PROMPTS_PER_STEP, num_generations=GROUP,
+        learning_rate=1e-3, max_completion_length=2048, temperature=1.0, save_strategy="no",
+        report_to="none", disable_tqdm=True)
+    trainer = GRPOTrainer(model=model, reward_funcs=[env_reward], args=args,
+                          train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
+                          rollout_func=rollout)
+    trainer.train()
+
+    assert trainer.state.global_step == 1
+    log = next(h for h in trainer.state.log_history if "loss" in h)
+    assert math.isfinite(log["loss"])
+    episodes = rollout.episodes
+    assert len(episodes) == GROUP * PROMPTS_PER_STEP
+    assert len({e["episode_id"] for e in episodes}) == len(episodes)  # one session each
+    for seed in {r["seed"] for r in rows}:  # each group played its own case
+        assert sum(e["seed"] == seed for e in episodes) == GROUP
+    assert sum(len(e["actions"]) for e in episodes) >= len(episodes) // 2
+    for e in episodes:
+        plain = make(task)
+        plain.reset(seed=e["seed"])
+        results = [plain.step(a) for a in e["actions"]]
+        assert [r.reward for r in results] == pytest.approx(e["rewards"], abs=1e-9)
+        if e["done"]:
+            assert e["grade"]["score"] == results[-1].info["grade"]["score"]
+    assert len({e["env_reward"] for e in episodes}) > 1
+    mean = sum(e["env_reward"] for e in episodes) / len(episodes)
+    assert log["rewards/env_reward/mean"] == pytest.approx(mean, abs=1e-5)
