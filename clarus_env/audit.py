@@ -586,6 +586,10 @@ def audit_task(task: str, split: str, *, limit: int | None = None,
     """Run every reference and shortcut agent on ``split`` and report per agent the outcome
     accuracy, pass rate, score, return and per-field accuracy, next to each field's modal
     share on the split."""
+    if task == "medical_coding":  # code lists, not classes: its own shortcuts
+        from .audit_coding import audit
+
+        return audit(split, limit=limit, train_limit=train_limit, agent_names=agents)
     if task not in BILLING_TASKS:
         raise ValueError(f"clarus audit covers the billing tasks ({', '.join(BILLING_TASKS)}); "
                          f"got {task!r}")
@@ -649,6 +653,10 @@ def audit_task(task: str, split: str, *, limit: int | None = None,
 
 
 def format_audit(report: dict[str, Any]) -> str:
+    if report.get("kind") == "coding":
+        from .audit_coding import format_report
+
+        return format_report(report)
     fields = report["fields"]
     short = {"finding": "finding", "responsible_party": "party",
              "resolution_type": "resolution", "appeal_reason": "reason"}
