@@ -13,8 +13,12 @@ import pytest
 
 from clarus_env import open_reference
 from clarus_env.tasks.medical_coding.search import (
+    expand_cpt_text,
+    expand_icd_query,
+    get_icd10,
     search_cpt,
     search_icd10,
+    stated_quantities,
 )
 
 ICD_QUERIES: list[tuple[str, set[str]]] = [
@@ -205,3 +209,99 @@ def test_search_cpt_top5_hit_rate(ref) -> None:  # noqa: ANN001
     misses = _misses(ref, CPT_QUERIES, search_cpt)
     hit = 1 - len(misses) / len(CPT_QUERIES)
     assert hit >= 0.90, f"top-5 hit {hit:.1%}; misses:\n" + "\n".join(misses)
+
+
+# --- behaviour a coder relies on ------------------------------------------------------------------
+
+def test_lay_terms_expand_to_code_set_words() -> None:
+    assert "urinary tract infection" in expand_icd_query("UTI")
+    assert "atrial fibrillation" in expand_icd_query("h/o afib")
+    assert "history" in expand_icd_query("h/o afib")
+    assert "leg|lower limb|lower extremity" in expand_icd_query("cellulitis left leg")
+    assert expand_icd_query("urticaria") == "urticaria"  # words of the code set stay as typed
+    assert "injection" in expand_cpt_text("njx tendon sheath")
+    assert "repair" in expand_cpt_text("Rpr 2 cm lac")
+    assert "benign" in expand_cpt_text("destruction b9 les")
+    assert "intrauterine device" in expand_cpt_text("IUD insertion")
+    assert "incision drainage" in expand_cpt_text("I&D abscess")
+
+
+def test_stated_quantities() -> None:
+    assert stated_quantities("rpr 2.5 cm lac arm") == {"cm": 2.5}
+    assert stated_quantities("well visit 45 yo") == {"age": 45.0}
+    assert stated_quantities("physical for a 7-year-old") == {"age": 7.0}
+    assert stated_quantities("cryo of 3 warts") == {"count": 3.0}
+    assert stated_quantities("office visit") == {}
+
+
+def test_seventh_character_follows_the_query(ref) -> None:  # noqa: ANN001
+    def top(q: str) -> str:
+        return search_icd10(ref, q, 1)[0]["code"]
+
+    assert top("sprain right ankle") == "S93.401A"  # initial encounter when nothing is said
+    assert top("sprain right ankle subsequent encounter") == "S93.401D"
+    assert top("sprain right ankle sequela") == "S93.401S"
+    assert top("torus fracture right distal radius routine healing") == "S52.521D"
+    # every result is a billable code, even when the node needs a 7th character
+    for h in search_icd10(ref, "fracture of left clavicle", 10):
+        assert ref.icd10cm(h["code"])["billable"], h
+
+
+def test_laterality_and_specificity_follow_the_query(ref) -> None:  # noqa: ANN001
+    assert search_icd10(ref, "otitis media", 1)[0]["code"] == "H66.90"
+    assert search_icd10(ref, "otitis media left ear", 1)[0]["code"] == "H66.92"
+    assert search_icd10(ref, "bilateral otitis media", 1)[0]["code"] == "H66.93"
+    assert search_icd10(ref, "copd", 1)[0]["code"] == "J44.9"
+    assert search_icd10(ref, "copd with acute exacerbation", 1)[0]["code"] == "J44.1"
+
+
+def test_index_tables_are_searched(ref) -> None:  # noqa: ANN001
+    alligator = search_icd10(ref, "bitten by alligator", 3)
+    assert alligator[0]["code"] == "W58.01XA" and "alligator" in alligator[0]["matched"]
+    assert search_icd10(ref, "acetaminophen poisoning accidental", 1)[0]["code"] == "T39.1X1A"
+    assert search_icd10(ref, "underdosing of warfarin", 1)[0]["code"] == "T45.516A"
+    neo = search_icd10(ref, "benign neoplasm of colon", 3)
+    assert "D12.6" in [h["code"] for h in neo]
+
+
+def test_cpt_codes_with_colliding_short_descriptors_are_told_apart(ref) -> None:  # noqa: ANN001
+    for query, code in (("finger joint injection", "20600"), ("ankle joint injection", "20605"),
+                        ("knee joint injection", "20610"),
+                        ("ear wax removal by irrigation", "69209"),
+                        ("ear wax removal with curette", "69210")):
+        hits = search_cpt(ref, query, 3)
+        assert hits[0]["code"] == code, (query, hits)
+    short = {ref.rvu(c)["description"] for c in ("20600", "20605", "20610")}
+    assert len(short) == 1  # CMS's own descriptors cannot tell them apart
+
+
+def test_search_results_shape_and_determinism(ref) -> None:  # noqa: ANN001
+    a = search_icd10(ref, "strep throat", 10)
+    assert a == search_icd10(ref, "strep throat", 10)
+    assert len(a) == 10 and len({h["code"] for h in a}) == 10
+    assert set(a[0]) == {"code", "description", "billable", "score", "matched"}
+    assert a[0]["code"] == "J02.0"
+    assert a[0]["matched"] in ("Streptococcal sore throat", "Streptococcal pharyngitis")
+    c = search_cpt(ref, "ekg", 5)
+    assert set(c[0]) == {"code", "description", "status", "score", "matched"}
+    assert search_icd10(ref, "", 5) == [] and search_cpt(ref, "  ", 5) == []
+    assert search_icd10(ref, "zzqx", 5) == []
+
+
+def test_get_icd10_returns_the_notes_a_coder_must_read(ref) -> None:  # noqa: ANN001
+    j = get_icd10(ref, "J02.0")
+    assert j["inclusion_terms"] == ["Septic pharyngitis", "Streptococcal sore throat"]
+    assert j["excludes2"] == "scarlet fever (A38.-)"
+    e = get_icd10(ref, "E11.22")
+    assert e["use_additional_code"][0].startswith("code to identify stage of chronic kidney")
+    n = get_icd10(ref, "N18.31")
+    assert any("E11.22" in line for line in n["inherited"]["N18"]["code_first"])
+    s = get_icd10(ref, "s52.521a")  # any case, with or without the dot
+    # torus fractures define their own, shorter 7th-character list: the nearest one applies
+    assert s["code"] == "S52.521A" and s["seventh_character_from"] == "S52.52"
+    assert s["seventh_characters"]["A"] == "initial encounter for closed fracture"
+    assert "B" not in s["seventh_characters"]
+    assert "B" in get_icd10(ref, "S52.501A")["seventh_characters"]
+    assert "coded to closed" in " ".join(s["inherited"]["S52"]["notes"])
+    assert get_icd10(ref, "I10")["seventh_characters"] == {}
+    assert get_icd10(ref, "ZZZ.9") is None

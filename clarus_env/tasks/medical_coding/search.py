@@ -225,19 +225,25 @@ class _Index:
 
     def known(self, groups: list[Group]) -> list[Group]:
         """Query words the code set has; an unknown word of 5+ letters stands for the most
-        common indexed word sharing its first 5 letters ("ingrown" -> "ingrowing")."""
+        common indexed word sharing the longest stem of 5+ letters with it ("ingrown" ->
+        "ingrowing", "constipated" -> "constipation")."""
         return [tuple(tuple(self._known(t) for t in a) for a in g) for g in groups]
 
     def _known(self, t: str) -> str:
         if t in self.idf or len(t) < 5:
             return t
         lo = bisect_left(self.vocab, t[:5])
-        near = []
-        for v in self.vocab[lo:lo + 50]:
+        best, best_key = t, (0, 0.0)
+        for v in self.vocab[lo:lo + 200]:
             if not v.startswith(t[:5]):
                 break
-            near.append(v)
-        return min(near, key=lambda v: (self.idf[v], v)) if near else t
+            common = 5
+            while common < min(len(v), len(t)) and v[common] == t[common]:
+                common += 1
+            key = (common, -self.idf[v])  # the longest shared stem, then the commonest word
+            if key > best_key:
+                best, best_key = v, key
+        return best
 
     def _said(self, groups: list[Group], have: frozenset[str] | set[str]
               ) -> tuple[float, int]:
@@ -299,6 +305,9 @@ class _Index:
                 default = default or (p.nos and extra == 0 and full == len(groups))
             score = base + 0.3 * max(best, 0.0) + (0.05 if lead else 0.0)
             if icd:
+                # among equals, the code whose title says least beyond the query is the one
+                # a coder reaches first (M06.9 before M06.00 "... without rheumatoid factor")
+                score -= 0.01 * len(d.title.words - qset)
                 if default:  # the title's extra words are what NOS leaves unsaid
                     score += 0.12 * sum(1 for t in d.title_extra if t not in qset)
                 if best_p.nos or d.title.nos:
@@ -307,6 +316,8 @@ class _Index:
                     score -= 0.05  # "other specified": the coder must have words for it
                 if "elsewhere" in d.title.words and "elsewhere" not in qset:
                     score -= 0.5  # a manifestation code is never the condition itself
+            elif d.extra.get("status") == "M":
+                score -= 0.3  # a quality-measure code reports, it is not a service performed
             out.append((score, d, code, best_p.text))
         out.sort(key=lambda x: (-x[0], x[2]))
         return out[:limit]

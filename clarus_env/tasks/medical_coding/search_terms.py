@@ -43,6 +43,25 @@ LAY_TERMS: dict[str, str] = {
     "tummy ache": "abdominal pain",
     "belly pain": "abdominal pain",
     "abd": "abdominal",
+    "rlq": "right lower quadrant",
+    "llq": "left lower quadrant",
+    "ruq": "right upper quadrant",
+    "luq": "left upper quadrant",
+    "armpit": "axilla|armpit",
+    "belly": "abdomen|abdominal",
+    "shin": "lower leg|shin",
+    "big toe": "great toe",
+    "lumbar": "lumbar|lower back",
+    "low back": "lower back|low back",
+    "neck pain": "neck pain|cervicalgia",
+    "joint pain": "joint pain|arthralgia",
+    "muscle pain": "muscle pain|myalgia",
+    "muscle aches": "myalgia",
+    "ear pain": "ear pain|otalgia",
+    "earache": "otalgia",
+    "breast pain": "breast pain|mastodynia",
+    "cabg": "aortocoronary bypass graft|coronary artery bypass",
+    "status post": "status|presence",
     "n/v": "nausea vomiting",
     "n&v": "nausea vomiting",
     "throwing up": "vomiting",
@@ -204,7 +223,9 @@ LAY_TERMS: dict[str, str] = {
     "smoker": "nicotine dependence|smoker",
     "smoking": "nicotine dependence|smoking",
     "tobacco use": "nicotine dependence",
-    "vaping": "nicotine dependence",
+    "vaping": "nicotine dependence other tobacco product",
+    "contraceptive counseling": "counseling contraception",
+    "birth control": "contraception|contraceptive",
     # neoplasms
     "cancer": "malignant neoplasm",
     "ca": "malignant neoplasm",
@@ -305,6 +326,8 @@ CPT_ABBREVIATIONS: dict[str, str] = {
     "w/o": "without", "w/": "with", "wax": "cerumen", "ear wax": "cerumen", "tag": "skin tag",
     "tags": "skin tags", "wart": "warts", "flu": "influenza", "strep": "streptococcus",
     "b12": "vitamin b12", "mins": "minutes", "min": "minutes", "yo": "years", "y/o": "years",
+    "dip": "dipstick", "tape": "strapping", "taping": "strapping",
+    "complexity": "medical decision making", "cmplx": "medical decision making",
 }
 
 # Authored plain-language descriptions (see the module docstring), by CPT/HCPCS code.  The words
@@ -415,7 +438,7 @@ CPT_LAY: dict[str, str] = {
     "94060": "spirometry before and after bronchodilator",
     # injections, vaccines, devices
     "96372": "injection intramuscular or subcutaneous (therapeutic, prophylactic or "
-             "diagnostic; im shot, medication injection)",
+             "diagnostic; im shot, medication injection, drug administration)",
     "90471": "immunization administration one vaccine (vaccine administration; injection: "
              "percutaneous, intradermal, subcutaneous or intramuscular)",
     "90472": "immunization administration each additional vaccine (vaccine administration)",
