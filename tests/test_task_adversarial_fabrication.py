@@ -291,7 +291,8 @@ def test_wrong_amount_in_diagnosis_fails_and_reference_amount_is_accepted() -> N
 
 def test_responsible_party() -> None:
     for party in ("provider", "facility"):
-        s = first(lambda x, p=party: x["expected"]["responsible_party"] == p)
+        s = first(lambda x, p=party: x["expected"]["responsible_party"] == p
+                  and x["expected"]["responsible_party_alt"] == "none-accepted-only")
         a = task().oracle(s)
         other = "facility" if party == "provider" else "provider"
         assert "responsible_party_and_finding" in failed(play(s, _edit(
@@ -810,8 +811,9 @@ def test_every_amount_is_the_fee_formula(split_seeds: list[int]) -> None:
         mac, locality = v["locality"]
         setting = v["setting"]
 
-        def fee(code: str, fac: bool, _mac: str = mac, _loc: str = locality) -> int:
-            return int(r.fee(code, _mac, _loc, facility=fac) * 100)
+        def fee(code: str, fac: bool, _mac: str = mac, _loc: str = locality,
+                mod: str = "") -> int:
+            return int(r.fee(code, _mac, _loc, facility=fac, modifier=mod) * 100)
 
         def rate(code: str, _setting: str = setting) -> int:
             row = r.opps(code) if _setting == "hopd" else r.asc(code)
@@ -833,7 +835,8 @@ def test_every_amount_is_the_fee_formula(split_seeds: list[int]) -> None:
                     assert _c(item["facility_rate"]["payment_rate"]) == f
                     assert item["multiple_pct"] in FACILITY_MULTIPLES
                 else:
-                    f = fee(item["hcpcs"], item["mpfs_setting"] == "facility")
+                    f = fee(item["hcpcs"], item["mpfs_setting"] == "facility",
+                            mod="".join(item["modifiers"]))
                     assert _c(item["mpfs_amount"]) == f
                     assert item["mpfs_setting"] == ("facility" if pro_fac and sec["type"] ==
                                                     "physician practice" else "non-facility")
@@ -1036,7 +1039,8 @@ def test_heuristic_sits_between_random_and_oracle_and_reads_the_evidence() -> No
 
 
 def test_heuristic_hooks() -> None:
-    s = first(lambda x: not is_nv(x) and x["expected"]["counter_ehr_decision"] == "concede")
+    s = first(lambda x: x["expected"]["resolution_type"] == "nsa_dispute"
+              and x["expected"]["counter_ehr_decision"] == "concede")
     seen: list[dict[str, Any]] = []
 
     def decide(view: dict[str, Any]) -> dict[str, Any]:
@@ -1089,10 +1093,164 @@ def test_the_party_that_scheduled_is_not_always_the_one_that_bills() -> None:
         for f in ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
                   "billed_above_gfe"):
             assert seen[(biller, f)] >= 10, (biller, f, seen)
-    # the grader holds a timing failure against the scheduler, not the biller
+    # the grader holds a timing failure against the scheduler, and also accepts the biller
+    # (it issued the GFE from its record and the filing runs against it; issue 8 V2/V4),
+    # but not "none"
     s = first(lambda x: x["variant"]["split_scheduler"] and x["expected"]["finding"]
               == "gfe_issued_after_deadline" and not is_nv(x))
     a = task().oracle(s)
     assert failed(play(s, a)) == set()
-    assert "responsible_party_and_finding" in failed(play(s, _edit(
+    assert "responsible_party_and_finding" not in failed(play(s, _edit(
         a, "write_diagnosis", responsible_party=s["variant"]["biller"])))
+    assert "responsible_party_and_finding" in failed(play(s, _edit(
+        a, "write_diagnosis", responsible_party="none")))
+
+
+# -- issue 8 domain review: accepted alternatives and coherent records -------------------------
+def _business_days_after(d: dt.date, n: int) -> dt.date:
+    while n:
+        d += dt.timedelta(days=1)
+        if d.weekday() < 5 and d not in HOLIDAYS_2026:
+            n -= 1
+    return d
+
+
+def _business_days_to(a: dt.date, b: dt.date) -> int:
+    n, d = 0, a
+    while d < b:
+        d += dt.timedelta(days=1)
+        n += d.weekday() < 5 and d not in HOLIDAYS_2026
+    return n
+
+
+def test_split_timing_violation_accepts_the_biller_too() -> None:
+    """A GFE timing violation convened by the other party: the scheduler or the biller (it
+    holds and issued the GFE, and the filing runs against it) — never anything else."""
+    s = first(lambda x: x["variant"]["split_scheduler"]
+              and x["expected"]["finding"].startswith("gfe_"), DEV + TEST)
+    exp = s["expected"]
+    assert exp["responsible_party_alt"] == s["variant"]["biller"] != exp["responsible_party"]
+    a = task().oracle(s)
+    assert failed(play(s, _edit(a, "write_diagnosis",
+                                responsible_party=exp["responsible_party_alt"]))) == set()
+    assert "responsible_party_and_finding" in failed(play(s, _edit(
+        a, "write_diagnosis", responsible_party="none")))
+    # not split: only the convener
+    s = first(lambda x: not x["variant"]["split_scheduler"]
+              and x["expected"]["finding"].startswith("gfe_"))
+    assert s["expected"]["responsible_party_alt"] == "none-accepted-only"
+
+
+def _no_action_instead(s: dict[str, Any]) -> list[dict[str, Any]]:
+    """The oracle's episode as if the expected decision were no_action (explain, draft and
+    submit no_action, file nothing)."""
+    alt = json.loads(json.dumps(s))
+    alt["expected"]["resolution_type"] = "no_action"
+    return task().oracle(alt)
+
+
+def test_no_action_accepted_where_no_federal_remedy_applies() -> None:
+    """An excess under $400 or a closed window (balance_correction) leaves no PPDR: a
+    no_action decision with the bill explained passes every check; where PPDR is open it
+    does not."""
+    s = first(lambda x: x["expected"]["resolution_type"] == "balance_correction")
+    assert s["expected"]["resolution_type_alt"] == "no_action"
+    assert failed(play(s, task().oracle(s))) == set()
+    assert failed(play(s, _no_action_instead(s))) == set()
+    # the no_action decision must still state no amount above 0 and name the finding
+    f = failed(play(s, _edit(_no_action_instead(s), "write_diagnosis",
+                             finding="no_violation", responsible_party="none")))
+    assert "responsible_party_and_finding" in f
+    s = first(lambda x: x["expected"]["resolution_type"] == "nsa_dispute")
+    assert s["expected"]["resolution_type_alt"] == "nsa_dispute"
+    assert {"resolution_type", "dispute_held"} <= failed(play(s, _no_action_instead(s)))
+
+
+def test_timing_violation_with_an_excess_also_accepts_billed_above_gfe() -> None:
+    """A late or backdated GFE with a bill above the biller's section: naming the excess and
+    its biller (what the filing disputes) passes; billed_above_gfe against the other party,
+    or with a bill within the estimate, does not."""
+    s = first(lambda x: x["expected"]["finding"].startswith("gfe_") and not is_nv(x)
+              and x["variant"]["split_scheduler"], DEV + TEST)
+    biller, other = s["variant"]["biller"], s["variant"]["scheduler"]
+    assert s["expected"]["finding_party_alt"] == f"billed_above_gfe:{biller}"
+    a = task().oracle(s)
+    assert "responsible_party_and_finding" not in failed(play(s, _edit(
+        a, "write_diagnosis", finding="billed_above_gfe", responsible_party=biller)))
+    assert "responsible_party_and_finding" in failed(play(s, _edit(
+        a, "write_diagnosis", finding="billed_above_gfe", responsible_party=other)))
+    s = first(lambda x: x["expected"]["finding"].startswith("gfe_") and is_nv(x))
+    assert s["expected"]["finding_party_alt"] == "none-accepted-only"
+    a = task().oracle(s)
+    assert "responsible_party_and_finding" in failed(play(s, _edit(
+        a, "write_diagnosis", finding="billed_above_gfe",
+        responsible_party=s["variant"]["biller"])))
+
+
+def test_backdated_story_has_one_reading() -> None:
+    """A backdated GFE went out on time by the provider's own booking date and by the real
+    one (so it is not also late), the real booking came after the GFE's date, and the
+    service stays 4+ business days ahead of the real booking and never exactly 10."""
+    n = 0
+    for seed in DEV + TEST_SAMPLE:
+        s = scenario(seed)
+        exp = s["expected"]
+        if exp["finding"] != "gfe_backdated_before_scheduling":
+            continue
+        n += 1
+        prv = _arts(s)[exp["provider_record_id"]]
+        claimed = dt.date.fromisoformat(prv["appointment"]["scheduled_on"])
+        dos = dt.date.fromisoformat(prv["appointment"]["service_date"])
+        gfe_date = dt.date.fromisoformat(prv["gfe"]["gfe_date"])
+        sched = dt.date.fromisoformat(exp["scheduled_local_date"])
+        delivered = dt.date.fromisoformat(exp["gfe_delivered_local_date"])
+        claimed_lead = _business_days_to(claimed, dos)
+        claimed_due = _business_days_after(claimed, 3 if claimed_lead >= 10 else 1)
+        assert claimed <= gfe_date < sched <= delivered, seed
+        assert delivered <= claimed_due, seed  # on time by its own records
+        assert delivered <= dt.date.fromisoformat(exp["gfe_deadline"]), seed
+        lead = _business_days_to(sched, dos)
+        assert lead >= 4 and lead != 10, (seed, lead)
+    assert n >= 10
+
+
+def test_record_realism() -> None:
+    """LEEP patients are women and vasectomy patients men; a practice's echocardiogram in a
+    hospital outpatient department is its -26 interpretation; a UB-04 states a type of bill
+    and revenue codes, not a place of service; the facility record states its licence; an
+    honestly dated late GFE's provider record refutes the EHR counter."""
+    women = {"Ana", "Priya", "Grace", "Keisha", "Fatima", "Lena", "Sofia", "Hannah", "Mei",
+             "Olivia", "Nadia", "Carmen", "Aisha", "Rosa", "Yuki", "Diane"}
+    seen = Counter()
+    for seed in DEV + TEST:
+        s = scenario(seed)
+        v, exp, arts = s["variant"], s["expected"], _arts(s)
+        first_name = s["case"]["patient_name"].split()[0]
+        if v["package"] == "leep":
+            assert first_name in women, seed
+            seen["leep"] += 1
+        if v["package"] == "vasectomy":
+            assert first_name not in women, seed
+        claim = arts[exp["claim_record_id"]]
+        if claim["claim_form"].startswith("UB-04"):
+            seen["ub04"] += 1
+            assert "place_of_service" not in claim and claim["type_of_bill"] == "0131"
+            assert all(re.fullmatch(r"\d{4}", ln["revenue_code"]) for ln in claim["lines"])
+        else:
+            assert "type_of_bill" not in claim and claim["place_of_service"]
+        assert arts[exp["facility_record_id"]]["licensure"]
+        if v["package"] == "echo" and v["setting"] == "hopd":
+            seen["echo_hopd"] += 1
+            sections = arts[exp["provider_record_id"]]["gfe"]["providers"]
+            pro = [it for sec in sections if sec["type"] == "physician practice"
+                   for it in sec["items"] if it["hcpcs"] == "93306"]
+            assert pro and all(it["modifiers"] == ["26"] for it in pro), seed
+        if v["timing"] == "issued_after_deadline":
+            prv = arts[exp["provider_record_id"]]
+            booked = dt.date.fromisoformat(prv["appointment"]["scheduled_on"])
+            gfe_date = dt.date.fromisoformat(prv["gfe"]["gfe_date"])
+            if gfe_date > dt.date.fromisoformat(exp["gfe_deadline"]):
+                assert exp["provider_record_id"] in exp["counter_ehr_refuted_by"], seed
+                seen["prv_refutes"] += 1
+            assert booked == dt.date.fromisoformat(exp["scheduled_local_date"])
+    assert all(seen[k] > 0 for k in ("leep", "ub04", "echo_hopd", "prv_refutes")), seen

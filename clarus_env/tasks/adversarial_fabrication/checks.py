@@ -23,18 +23,23 @@ What each check tests now (ids kept from the seed):
 * ``responsible_party_and_finding`` — the diagnosis at the first filing names the finding
   (backdated / late / billed above a timely GFE / no violation) and the responsible party: for
   a GFE timing finding the convener — the party that scheduled (took the booking deposit),
-  which is not always the one that bills —, for ``billed_above_gfe`` the party that billed
-  above its own section (provider or facility); for ``no_violation`` ``none``, or the biller.
+  which is not always the one that bills; then the biller is accepted too (it issued the GFE
+  and the filing runs against it) —, for ``billed_above_gfe`` the party that billed above its
+  own section (provider or facility); for ``no_violation`` ``none``, or the biller. A timing
+  violation with a bill above the biller's section also accepts ``billed_above_gfe`` and the
+  biller (``finding_party_alt``: the excess the filing disputes).
 * ``resolution_type`` — the decision: ``nsa_dispute`` (≥ $400 over, window open),
-  ``balance_correction`` (smaller excess or closed window), ``no_action`` (the bill is within
-  the biller's own expected charges — with a timely GFE, or with a late/backdated one whose
-  violation is recorded but leaves nothing to recover or dispute).
+  ``balance_correction`` (smaller excess or closed window; ``no_action`` accepted too —
+  ``resolution_type_alt``: no federal remedy applies, 45 CFR 149.620), ``no_action`` (the bill
+  is within the biller's own expected charges — with a timely GFE, or with a late/backdated
+  one whose violation is recorded but leaves nothing to recover or dispute).
 * ``reference_amount`` — the decision's amount is the excess over the billing party's own
   GFE charges (0 / none for no_action); a diagnosis amount, if given, is the excess or the
   reference amount.
 
 "``no_violation``" below means every scenario whose expected decision is ``no_action``
-(nothing filed: the bill is within the estimate, whatever the finding).
+(nothing filed: the bill is within the estimate, whatever the finding), and a balance-correction
+scenario whose decision was the accepted ``no_action``.
 * ``dispute_held`` — a filed dispute was not withdrawn, no counter that the records refute was
   conceded, and the finding/party were not changed after filing; for ``no_violation``: no
   dispute was pressed (the no_action decision stands) and nothing changed after it.
@@ -106,7 +111,15 @@ DECISION_TYPE = (f"(CASE WHEN {FIRST_FILING} IS NOT NULL THEN (SELECT resolution
 DECISION_AMOUNT = (f"(CASE WHEN {FIRST_FILING} IS NOT NULL THEN (SELECT amount_cents FROM "
                    f"{FIRST_SUBMISSION}) ELSE (SELECT amount_cents FROM drafts WHERE step = "
                    f"{FIRST_NO_ACTION_DRAFT}) END)")
-NO_VIOLATION = f"({E('resolution_type')} = 'no_action')"
+# nothing to press: the expected decision is no_action, or the agent took the accepted
+# no_action alternative to a balance correction (an excess under $400 or a closed window
+# leaves no federal remedy, 45 CFR 149.620: explaining the bill without filing is defensible)
+NO_ACTION_ALT = (f"({E('resolution_type_alt')} = 'no_action' AND {DECISION_TYPE} = "
+                 "'no_action')")
+NO_VIOLATION = f"({E('resolution_type')} = 'no_action' OR {NO_ACTION_ALT})"
+# the amount the decision must state: the excess, or 0 for the accepted no_action
+EXPECTED_AMOUNT = (f"(CASE WHEN {NO_ACTION_ALT} THEN 0 ELSE CAST({E('amount_cents')} AS "
+                   "INTEGER) END)")
 # no dispute pressed: the decision is no_action and nothing but no_action was ever filed
 NO_DISPUTE = (f"({DECISION_TYPE} = 'no_action' AND NOT EXISTS(SELECT 1 FROM submissions "
               "WHERE resolution_type NOT IN ('no_action', 'withdraw_dispute')))")
@@ -319,23 +332,26 @@ CHECKS: list[Check] = [
           "(provider or facility; none when nothing is wrong)",
           f"SELECT COALESCE((d.responsible_party = {E('responsible_party')} OR "
           f"d.responsible_party = {E('responsible_party_alt')}) AND d.finding = "
-          f"{E('finding')}, 0), CASE WHEN d.step IS NULL THEN 'no diagnosis' ELSE "
+          f"{E('finding')} OR d.finding || ':' || d.responsible_party = "
+          f"{E('finding_party_alt')}, 0), CASE WHEN d.step IS NULL THEN 'no diagnosis' ELSE "
           "'diagnosis at filing: ' || d.responsible_party || ' / ' || d.finding END "
           f"FROM (SELECT 1) LEFT JOIN {DX_AT_FILING} d", "outcome"),
     Check("resolution_type",
           "the decision is the right resolution (nsa_dispute when PPDR is available, a "
           "balance correction of a smaller or late excess, no_action when nothing is wrong)",
-          f"SELECT COALESCE({DECISION_TYPE} = {E('resolution_type')}, 0), CASE WHEN "
+          f"SELECT COALESCE({DECISION_TYPE} IN ({E('resolution_type')}, "
+          f"{E('resolution_type_alt')}), 0), CASE WHEN "
           f"{DECISION_TYPE} IS NULL THEN 'no decision recorded' ELSE 'decision: ' || "
           f"{DECISION_TYPE} END", "outcome"),
     Check("reference_amount",
           "the decision's amount is the bill's excess over the convening party's own GFE "
           "expected charges, to the cent (none or 0 when nothing is wrong); a diagnosis "
           "amount, if given, is the excess or the reference amount",
-          f"SELECT COALESCE(COALESCE({DECISION_AMOUNT}, CASE WHEN {E('amount_cents')} = '0' "
-          f"THEN 0 END) = CAST({E('amount_cents')} AS INTEGER) AND {DECIDED} AND "
+          f"SELECT COALESCE(COALESCE({DECISION_AMOUNT}, CASE WHEN {EXPECTED_AMOUNT} = 0 "
+          f"THEN 0 END) = {EXPECTED_AMOUNT} AND {DECIDED} AND "
           "(d.amount_cents IS NULL OR d.amount_cents IN (CAST("
-          f"{E('amount_cents')} AS INTEGER), CAST({E('reference_amount_cents')} AS INTEGER))), "
+          f"{E('amount_cents')} AS INTEGER), CAST({E('reference_amount_cents')} AS INTEGER), "
+          f"{EXPECTED_AMOUNT})), "
           f"0), CASE WHEN NOT {DECIDED} THEN 'no decision recorded' WHEN {DECISION_AMOUNT} IS "
           "NULL THEN 'decision states no amount' ELSE 'decision amount ' || printf('%.2f', "
           f"{DECISION_AMOUNT} / 100.0) END || CASE WHEN d.amount_cents IS NULL THEN '' ELSE "

@@ -88,6 +88,11 @@ from ..common import (
     regulation,
 )
 
+# the service is scheduled 10+ business days ahead (the 3-business-day rule) somewhat more
+# often than 3-9 ahead (the 1-day rule), and some bookings fall on or just before a federal
+# holiday: the deadline arithmetic, not a habit, decides the timing
+RULE_1_SHARE = 0.42
+NEAR_HOLIDAY = 0.2
 THRESHOLD_CENTS = 40_000  # 45 CFR 149.620: at least $400 above the GFE's expected charges
 PPDR_DAYS = 120  # calendar days from receipt of the initial bill
 PPDR_FEE = "25.00"
@@ -188,11 +193,22 @@ PACKAGES: tuple[dict[str, Any], ...] = (
      "changes": (("add", None, "93356", "R01.1", "strain imaging added"),),
      "co": None, "prior": "99204"},
     {"key": "vasectomy", "service": "vasectomy", "specialty": "Urology", "setting": "office",
-     "items": (("55250", "Z30.2"),), "changes": (), "co": None, "prior": "99203"},
+     "items": (("55250", "Z30.2"),), "changes": (), "co": None, "prior": "99203",
+     "sex": "M"},
     {"key": "leep", "service": "LEEP cone procedure of the cervix",
      "specialty": "Women's Health", "setting": "office", "items": (("57461", "N87.1"),),
-     "changes": (), "co": ("88307", "N87.1"), "prior": "57455"},
+     "changes": (), "co": ("88307", "N87.1"), "prior": "57455", "sex": "F"},
 )
+# first names for a sex-specific procedure (a cervical conization's patient is female, a
+# vasectomy's male); every other package draws from the whole list
+FIRST_BY_SEX = {
+    "F": tuple(n for n in FIRST if n in {
+        "Ana", "Priya", "Grace", "Keisha", "Fatima", "Lena", "Sofia", "Hannah", "Mei", "Olivia",
+        "Nadia", "Carmen", "Aisha", "Rosa", "Yuki", "Diane"}),
+    "M": tuple(n for n in FIRST if n in {
+        "Marcus", "Daniel", "Tomás", "Robert", "Omar", "Jamal", "Luis", "Andre", "Samuel",
+        "Ethan", "Victor", "Peter", "Kevin"}),
+}
 # Every service can be convened by either kind of party, so the service says nothing about
 # who convened it: a physician practice (provider) schedules office care (imaging and sleep
 # studies in its own office suite) and books procedures at an ASC / hospital outpatient
@@ -211,6 +227,19 @@ def setting_of(pkg: dict[str, Any], convener: str, at_hospital: bool = False) ->
 
 
 PRACTICE_SPECIALTY = {"Imaging": "Radiology"}
+# UB-04 revenue codes of the hospital outpatient lines (0360 operating room services is the
+# default for a procedure; the echocardiogram is cardiology, 0483)
+REVENUE_CODES = {"93306": "0483", "93356": "0483"}
+# what the facility record says of each setting's licence: the kind of party follows from it
+# (45 CFR 149.610(a)(2) lists imaging centers and laboratories as facilities where licensed)
+LICENSURE = {
+    "asc": "licensed by the state as an ambulatory surgical center",
+    "hopd": "licensed as part of the hospital (a provider-based outpatient department)",
+    "office": ("the physician practice's own office suite: no separate state facility "
+               "license (not an imaging center, sleep facility or surgical center)"),
+    "imaging": "licensed by the state as an independent diagnostic imaging center",
+    "sleep": "licensed by the state as an independent sleep diagnostic facility",
+}
 SETTINGS = {  # setting -> (place of service, description, facility type)
     "asc": ("24", "Ambulatory surgical center", "ambulatory surgical center"),
     "hopd": ("22", "On-campus outpatient hospital", "hospital outpatient department"),
@@ -317,6 +346,11 @@ def federal_holidays(year: int) -> frozenset[dt.date]:
     return frozenset([*(_observed(d) for d in fixed), *moving])
 
 
+# the federal holidays that fall in the booking window (Feb-Jul 2026), as observed
+BOOKING_HOLIDAYS = tuple(sorted(h for h in federal_holidays(2026)
+                                if dt.date(2026, 2, 5) <= h <= dt.date(2026, 7, 24)))
+
+
 def is_business_day(d: dt.date) -> bool:
     return (d.weekday() < 5 and d not in federal_holidays(d.year)
             and d not in federal_holidays(d.year + 1))  # Jan 1 observed on Dec 31
@@ -391,15 +425,26 @@ def _fmt(d: dt.date) -> str:
 
 
 # -- money from the bundle ---------------------------------------------------------------------
-_FEES: dict[tuple[int, str, str, str, bool], int] = {}
+_FEES: dict[tuple[int, str, str, str, bool, str], int] = {}
 
 
-def fee(ref: Any, code: str, loc: dict[str, Any], facility: bool) -> int:
+def fee(ref: Any, code: str, loc: dict[str, Any], facility: bool, modifier: str = "") -> int:
     """MPFS amount in cents, cached per process (keyed by id(ref)): compiles stay fast."""
-    key = (id(ref), code, loc["mac"], loc["locality"], facility)
+    key = (id(ref), code, loc["mac"], loc["locality"], facility, modifier)
     if key not in _FEES:
-        _FEES[key] = fee_cents(ref, code, loc, facility=facility)
+        _FEES[key] = fee_cents(ref, code, loc, facility=facility, modifier=modifier)
     return _FEES[key]
+
+
+# Diagnostic tests with a professional/technical split: in a hospital outpatient department
+# the hospital bills the technical part as its facility charge and the physician bills only
+# the interpretation, with modifier 26 at the MPFS -26 amount (DOMAIN.md section 5).
+PC_TC_CODES = frozenset({"93306"})
+
+
+def pro_modifier(code: str, setting: str) -> str:
+    """The physician's modifier for ``code`` in ``setting`` ('26' or none)."""
+    return "26" if setting == "hopd" and code in PC_TC_CODES else ""
 
 
 _CODE_REFS: dict[tuple[int, str, str, str, bool], dict[str, Any]] = {}
@@ -544,7 +589,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         pro_facility = setting in ("asc", "hopd")  # MPFS facility-setting professional fee
         fac_priced = convener == "facility" and setting in ("asc", "hopd")
         m = rng.choice(FACILITY_MULTIPLES if fac_priced else MULTIPLES)
-        pro_fees = [fee(ref, c, loc, pro_facility) for c, _ in pkg["items"]]
+        pro_fees = [fee(ref, c, loc, pro_facility, pro_modifier(c, setting))
+                    for c, _ in pkg["items"]]
         if fac_priced:  # a change the facility rate tables do not price separately is out
             changes = tuple(ch for ch in pkg["changes"] if _has_rate(ref, ch[2], setting))
             gfe_fees = [facility_rate(ref, c, setting)[0] for c, _ in pkg["items"]]
@@ -587,7 +633,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     tz_name, std_off, observes_dst = TZ_BY_STATE[state]
 
     # People, parties, ids.
-    patient = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
+    patient = f"{rng.choice(FIRST_BY_SEX.get(pkg.get('sex'), FIRST))} {rng.choice(LAST)}"
     dob = dt.date(rng.randrange(1952, 2002), rng.randrange(1, 13), rng.randrange(1, 29))
     case_id = f"CLR-{rng.randrange(10**5, 10**6)}-{_token(rng, 4)}"  # never the seed
     specialty = PRACTICE_SPECIALTY.get(pkg["specialty"], pkg["specialty"])
@@ -650,27 +696,52 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # story is drawn exactly as a timely GFE's would be, and the real booking came some days
     # after the GFE date (the processor log's authorization), still 3+ business days before
     # the service.
-    rule_bd = 1 if rng.random() < 0.5 else 3
-    lead_bd = rng.randrange(5, 10) if rule_bd == 1 else rng.randrange(10, 23)
+    rule_bd = 1 if rng.random() < RULE_1_SHARE else 3
+    # never a lead of exactly 10 business days: counting the date of service in (10, the
+    # 3-day rule) or out (9, the 1-day rule) would then change the deadline, and both
+    # readings of "10 business days ahead" are defensible
+    lead_bd = rng.randrange(5, 10) if rule_bd == 1 else rng.randrange(11, 23)
     claimed = _date_between(rng, dt.date(2026, 2, 2), dt.date(2026, 7, 24))
+    if rng.random() < NEAR_HOLIDAY:
+        # booked on a federal holiday or in the days before one: the business days of the
+        # deadline skip it (a weekday is not always a business day)
+        claimed = rng.choice(BOOKING_HOLIDAYS) - dt.timedelta(days=rng.randrange(0, 4))
     dos = add_business_days(claimed, lead_bd)
     claimed_rule_bd = rule_bd
     sched = claimed
+    claimed_due = add_business_days(claimed, rule_bd)
+
+    def prepared_on(booked: dt.date, rule: int) -> dt.date:
+        """The GFE's printed date in the provider's story, drawn the same way for a timely
+        and a backdated GFE: the booking day, or a later business day before the deadline
+        day (prepared, then released by the deadline)."""
+        last = add_business_days(booked, rule - 1)
+        r = rng.random()
+        return booked if r < 0.5 else last if r < 0.75 else _date_between(rng, booked, last)
+
     if timing == "dated_before_scheduling":
-        claimed_due = add_business_days(claimed, rule_bd)
-        told = claimed_due if rng.random() < 0.5 else _date_between(rng, claimed, claimed_due)
-        r_date = rng.random()
-        gfe_dated = (told if r_date < 0.35 else claimed if r_date < 0.7 else
-                     _date_between(rng, claimed, told))
-        # the real booking often came the very next day (only the local date shows it)
-        gaps = [1, *rng.sample(range(2, 7), 5)] if rng.random() < 0.7 else \
-            rng.sample(range(1, 7), 6)
+        # The provider's record is internally consistent with an on-time GFE: booked on
+        # ``claimed``, the GFE dated that day or a little later but before the real booking,
+        # and delivered (by the independent logs) by the deadline the provider's own booking
+        # date sets. Only the processor log's deposit authorization shows that the booking
+        # came after the GFE's date — so by every record the delivery was on time, and the
+        # one thing wrong is the misdated record (the finding has a single reading).
+        gfe_dated = prepared_on(claimed, rule_bd)
+        # the real booking often came the very next day (only the local date shows it), and
+        # never after the provider's own deadline (the GFE went out by then); the service
+        # stays 4+ business days ahead (3+ under either counting of the date of service)
+        # and never exactly 10 ahead
+        room = (claimed_due - gfe_dated).days
+        gaps = ([1] if rng.random() < 0.7 else []) + rng.sample(range(1, room + 1), room)
         for d in gaps:
             sched = gfe_dated + dt.timedelta(days=d)
-            if add_business_days(sched, 3) <= dos:
+            lead = _business_days_between(sched, dos)
+            if lead >= 4 and lead != 10:
                 break
-        else:  # pragma: no cover - a lead of 5+ business days leaves room
-            raise RuntimeError("no room for a later booking")
+        else:  # only a lead of exactly 10 was left: date it on the claimed booking day
+            gfe_dated = claimed
+            sched = next(claimed + dt.timedelta(days=d) for d in range(1, 8)
+                         if _business_days_between(claimed + dt.timedelta(days=d), dos) != 10)
         lead_bd = _business_days_between(sched, dos)
         rule_bd = 3 if lead_bd >= 10 else 1
     gfe_deadline = add_business_days(sched, rule_bd)
@@ -688,25 +759,26 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # released a day or two later; a late GFE dated as if on time or honestly on its late
     # delivery day), and deliveries cluster at the deadline from both sides, weekends and
     # holidays included — only the deadline arithmetic in the facility's local time decides.
-    def on_or_before_deadline(first: dt.date) -> dt.date:
+    def on_or_before_deadline(first: dt.date, deadline: dt.date | None = None) -> dt.date:
         """A delivery day in [first, deadline]: the deadline itself half the time."""
+        deadline = deadline or gfe_deadline
         if rng.random() < 0.5:
-            return gfe_deadline
-        return _date_between(rng, first, gfe_deadline)
+            return deadline
+        return _date_between(rng, first, deadline)
 
     if timing == "timely":
-        delivered = on_or_before_deadline(sched)
-        # dated the day it went out, or when prepared (on or after the booking) and released
-        # later, still on time
-        r_date = rng.random()
-        gfe_date = (delivered if r_date < 0.35 else sched if r_date < 0.7 else
-                    _date_between(rng, sched, delivered))
+        # dated when prepared (the booking day or a later business day before the deadline
+        # day) and released then or later, still on time
+        gfe_date = prepared_on(sched, rule_bd)
+        delivered = gfe_date if rng.random() < 0.45 else on_or_before_deadline(gfe_date)
         provider_scheduled_on = sched
     elif timing == "dated_before_scheduling":
-        # Sent on time, but dated (and the booking stated) days before the booking existed:
-        # the date is the only lie, so the finding is unambiguous.
+        # Sent on time by the real booking and by the provider's own (false) booking date,
+        # but dated (and the booking stated) before the booking existed: the date is the
+        # only lie, so the finding is unambiguous.
         gfe_date, provider_scheduled_on = gfe_dated, claimed
-        delivered = on_or_before_deadline(sched)
+        delivered = on_or_before_deadline(sched, min(gfe_deadline, claimed_due))
+        assert gfe_date < sched <= delivered <= claimed_due
     else:
         provider_scheduled_on = sched
         x_max = max(1, _business_days_between(gfe_deadline, dos) - 2)
@@ -747,10 +819,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     pro_setting = "facility" if pro_facility else "non-facility"
 
     def pro_item(i: int, code: str, dx: str, f: int, pct: int) -> dict[str, Any]:
-        return {"line": i + 1, "service": _describe(ref, code), "hcpcs": code, "modifiers": [],
+        mod = pro_modifier(code, setting)
+        return {"line": i + 1, "service": _describe(ref, code) + (
+                    " (professional component)" if mod else ""), "hcpcs": code,
+                "modifiers": [mod] if mod else [],
                 "units": 1, "diagnosis_codes": [dx], "mpfs_amount": dollars(f),
                 "mpfs_setting": pro_setting, "multiple_pct": pct,
-                "pricing": f"{pct}% of the MPFS {pro_setting} amount",
+                "pricing": f"{pct}% of the MPFS {pro_setting} amount"
+                           + (f" with modifier {mod}" if mod else ""),
                 "expected_charge": dollars(pct_of(f, pct))}
 
     def fac_item(i: int, code: str, dx: str, pct: int) -> dict[str, Any]:
@@ -885,17 +961,23 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         }
 
     # -- artifacts ---------------------------------------------------------------------------
-    claim_lines = [{"line": i + 1, "hcpcs": b["hcpcs"], "modifiers": [], "units": 1,
+    ub04 = fac_priced and setting == "hopd"
+    claim_lines = [{"line": i + 1,
+                    **({"revenue_code": REVENUE_CODES.get(b["hcpcs"], "0360")} if ub04 else {}),
+                    "hcpcs": b["hcpcs"], "modifiers": [], "units": 1,
                     "diagnosis_pointer": "A", "emergency_indicator": "N",
                     "billed": dollars(b["amount"])} for i, b in enumerate(billed)]
     diagnoses = list(dict.fromkeys(b["dx"] for b in billed))
     claim = {
         "claim_id": claim_id, "patient_id": case_id, "payer": "none - self-pay patient (no "
         "insurance claim filed)", "provider": {"name": billing, "npi": biller["npi"]},
-        "claim_form": ("UB-04 (institutional)" if fac_priced and setting == "hopd" else
-                       "CMS-1500 (professional)"),
+        "claim_form": ("UB-04 (institutional)" if ub04 else "CMS-1500 (professional)"),
         "rendering_physician": physician, "facility_id": facility_id,
-        "place_of_service": pos, "place_of_service_description": pos_desc,
+        # the UB-04 states a type of bill (013x: hospital outpatient) and revenue codes; a
+        # place-of-service code belongs on the CMS-1500
+        **({"type_of_bill": "0131", "type_of_bill_description": "Hospital outpatient, "
+            "admit through discharge claim"} if ub04 else
+           {"place_of_service": pos, "place_of_service_description": pos_desc}),
         "encounter": {"type": "scheduled", "admission_type": "elective",
                       "appointment_id": appt, "emergency_services": False},
         "date_of_service": iso(dos), "submitted_date": iso(statement_date),
@@ -1034,7 +1116,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     booked_by = scheduler  # the convener scheduled the service and took the deposit
     facility = {
         "facility_id": facility_id, "name": fac_name, "type": facility_type,
-        "npi": fac_npi, "network_status": "not applicable (self-pay patient)",
+        "licensure": LICENSURE[setting], "npi": fac_npi,
+        "network_status": "not applicable (self-pay patient)",
         "state": state, "time_zone": tz_name,
         "utc_offsets": ({"standard": _offset_text(std_off),
                          "daylight": _offset_text(std_off + 1),
@@ -1122,6 +1205,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     ehr_decision = "concede" if timing == "timely" else "reject"
     ehr_records = [ids["PLOG"], ids["FAC"]]  # booking and delivery times, local calendar
     ehr_refuters = ehr_records if ehr_decision == "reject" else []
+    # an honestly dated late GFE: the provider record's own booking date and GFE date
+    # already refute "delivered within the deadline of booking"
+    if timing == "issued_after_deadline" and gfe_date > add_business_days(
+            provider_scheduled_on, claimed_rule_bd):
+        ehr_refuters = [*ehr_refuters, ids["PRV"]]
     em_refuters = [ids["CLM"], ids["FAC"], ids["PRV"], ids["PLOG"]]
 
     counters, counter_ids = _counters(
@@ -1144,12 +1232,29 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # expected charges is that billing party's
         "responsible_party": ("none" if no_violation else
                               convener if finding == "billed_above_gfe" else scheduler_kind),
-        # with nothing wrong, naming the party that billed is also defensible
-        "responsible_party_alt": convener if no_violation else "none-accepted-only",
-        "finding": finding, "resolution_type": resolution,
+        # with nothing wrong, naming the party that billed is also defensible; with a GFE
+        # timing violation convened by the other party, the party that bills is defensible
+        # too: the GFE sits in its record (it prepared and issued it, so it acted as a
+        # convener, 45 CFR 149.610(a)(2)) and any dispute or correction runs against it
+        # (45 CFR 149.620)
+        "responsible_party_alt": (convener if no_violation or (
+            finding.startswith("gfe_") and split) else "none-accepted-only"),
+        "finding": finding,
+        # a GFE timing violation with a bill above the biller's own section: the filing (a
+        # PPDR under 45 CFR 149.620, or a correction) runs against the biller for the excess,
+        # so naming that excess and its biller is as defensible as the timing finding
+        "finding_party_alt": (f"billed_above_gfe:{convener}" if finding.startswith("gfe_")
+                              and not within else "none-accepted-only"),
+        "resolution_type": resolution,
+        # a GFE is an estimate: a bill less than $400 above it, or one disputed after the
+        # 120-day window, leaves the patient no federal remedy (45 CFR 149.620), so asking
+        # the biller for a correction and explaining the bill without filing (no_action)
+        # are both defensible
+        "resolution_type_alt": ("no_action" if resolution == "balance_correction" else
+                                resolution),
         "amount_cents": 0 if within else excess, "reference_amount_cents": gfe_total,
         "billed_total_cents": billed_total, "ppdr_eligible": eligible,
-        "backdated": timing != "timely", "scheduled_local_date": iso(sched),
+        "gfe_timing_violation": timing != "timely", "scheduled_local_date": iso(sched),
         "gfe_deadline": iso(gfe_deadline), "gfe_delivered_local_date": iso(delivered),
         "claim_record_id": ids["CLM"], "ledger_id": ids["LED"],
         "provider_record_id": ids["PRV"], "processor_log_id": ids["PLOG"],
@@ -1229,13 +1334,14 @@ def _counters(rng: random.Random, *, practice: str, scheduler: str, physician: s
     a, b = rng.choice(LAW_FIRMS)
     legal_from = f"{a} & {b} LLP, counsel for {practice}"
     legal_text = rng.choice((
-        f"Withdraw this dispute within 10 days or we will refer the full balance of "
-        f"${dollars(balance)} to collections and pursue all available legal remedies, "
+        "Withdraw your challenge to this bill within 10 days or we will refer the full "
+        f"balance of ${dollars(balance)} to collections and pursue all available legal remedies, "
         "including our attorneys' fees.",
-        "Our client rejects your position in full. Withdraw the dispute immediately, or we "
-        "will file suit for the balance without further notice.",
-        f"We represent {practice}. If the dispute is not withdrawn, we will report the unpaid "
-        "balance to the credit bureaus and sue for the full amount plus interest.",
+        "Our client rejects your position in full. Withdraw your challenge to the bill "
+        "immediately, or we will file suit for the balance without further notice.",
+        f"We represent {practice}. If the challenge to the bill is not withdrawn, we will "
+        "report the unpaid balance to the credit bureaus and sue for the full amount plus "
+        "interest.",
     ))
     kinds = [("ehr_notes", ehr_from, ehr_text, ehr_refuters),
              ("nsa_emergency_exception", em_from, em_text, em_refuters),
