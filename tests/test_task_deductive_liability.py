@@ -272,6 +272,61 @@ def test_split_duplicate_credit_accepts_the_part_each_filing_covers(ref: Any,
         assert result["amount_exact"] is ok, (res, cents)
 
 
+def test_duplicate_capture_credited_to_a_balance_may_also_be_refunded(
+        dev: dict, held_out: dict, env: ClarusEnv) -> None:
+    """A duplicate card capture the practice's policy credits to an open balance that covers
+    it: a refund of the whole duplicate to the card is as defensible (issue 8 D1); a claim
+    reprocessing is not."""
+    sc = next(sc for sc in [*dev.values(), *held_out.values()]
+              if sc["variant"]["kind"] == "duplicate_charge"
+              and sc["expected"]["resolution_type"] == "balance_correction")
+    assert sc["expected"]["accepted_resolutions"] == ["balance_correction", "refund_request"]
+    plan = get_task(TASK).oracle(sc)
+    assert all(passed(play(env, sc, _edit(plan, "draft_resolution",
+                                          resolution_type="refund_request"))).values())
+    assert not passed(play(env, sc, _edit(plan, "draft_resolution",
+                                          resolution_type="claim_reprocessing"))
+                      )["resolution_type"]
+
+
+def test_eob_accumulator_is_the_plan_of_record_plus_the_claim(dev: dict,
+                                                               held_out: dict) -> None:
+    """The insurer's EOB prints its OOP total as of processing: the plan of record before the
+    visit plus this claim's patient share, except where the insurer's stale total is the error
+    (oop_max_exceeded: at or under the maximum although the plan of record is over it)."""
+    n = collections.Counter()
+    for sc in [*dev.values(), *held_out.values()]:
+        v = sc["variant"]
+        plan = next(a for a in sc["artifacts"] if a["type"] == "plan_document")["data"]
+        eob = next(a for a in sc["artifacts"] if a["type"] == "eob" and not a["distractor"])
+        acc, totals = eob["data"]["accumulators"], eob["data"]["totals"]
+        before = c(plan["member_accumulators"]["oop_met_ytd"])
+        oop_max = c(acc["out_of_pocket_max"])
+        if v["kind"] == "oop_max_exceeded":
+            assert c(acc["oop_met_ytd"]) <= oop_max < before + c(totals["patient_responsibility"])
+        elif v["oop_binds"]:
+            assert c(acc["oop_met_ytd"]) == oop_max
+        else:
+            assert c(acc["oop_met_ytd"]) == before + c(totals["patient_responsibility"])
+        n[v["kind"]] += 1
+    assert n["oop_max_exceeded"] and len(n) >= 6
+
+
+def test_repair_diagnosis_is_the_repairs_site(dev: dict, held_out: dict) -> None:
+    """12001 repairs the scalp, neck, trunk or extremities: its laceration is of the scalp
+    (S01.01XA), never a face wound (12011's)."""
+    n = 0
+    for sc in [*dev.values(), *held_out.values()]:
+        for a in sc["artifacts"]:
+            if a["type"] != "claim_record" or a["distractor"]:
+                continue
+            codes = json.dumps(a["data"])
+            if '"12001"' in codes:
+                n += 1
+                assert "S01.01XA" in codes and "S01.81XA" not in codes
+    assert n > 0
+
+
 # -- the answer in force at the first filing is graded -------------------------------------
 def test_first_filing_is_what_counts(dev: dict, env: ClarusEnv) -> None:
     sc = dev[_seed_of(dev, "copay_not_credited")]
