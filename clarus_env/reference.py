@@ -61,7 +61,10 @@ class ReferenceBundle:
     OPPS and ASC facility rates."""
 
     def __init__(self, path: Path) -> None:
-        self.path = Path(path)
+        # A published release is a link (``<root>/<release>``) flipped atomically to an
+        # immutable directory; resolving it once pins this reader to one release, so tables
+        # opened lazily later never mix with a release published in between.
+        self.path = Path(path).resolve()
         manifest = self.path / "manifest.json"
         if not manifest.is_file():
             raise BundleError(f"{self.path} is not a reference bundle (no manifest.json)")
