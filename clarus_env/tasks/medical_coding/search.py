@@ -49,6 +49,7 @@ _INDEXES: dict[tuple[str, str], _Index] = {}
 _LOCK = threading.Lock()
 CANDIDATES = 200  # bm25 candidates scored by coverage
 RERANK = 40  # of those, the best by coverage scored phrase by phrase
+MAX_PHRASES = 48
 # words that change what kind of code is meant: a history-of query wants a Z code even when
 # the condition's own codes match every other word
 PIVOTAL = {"history": 3.0, "family": 2.0, "screening": 2.0, "sequela": 2.0}
@@ -245,18 +246,30 @@ class _Index:
                 best, best_key = v, key
         return best
 
-    def _said(self, groups: list[Group], have: frozenset[str] | set[str]
-              ) -> tuple[float, int]:
+    def _weigh(self, groups: list[Group]) -> list[tuple[float, list[tuple[float,
+                                                                    list[tuple[str, float]]]]]]:
+        """Each group's weight (its first, canonical wording) and its alternatives' words
+        with their weights, computed once per query."""
+        out = []
+        for g in groups:
+            alts = [(sum(self.weight(t) for t in a), [(t, self.weight(t)) for t in a])
+                    for a in g]
+            out.append((alts[0][0], alts))
+        return out
+
+    @staticmethod
+    def _said(weighed: list[tuple[float, list[tuple[float, list[tuple[str, float]]]]]],
+              have: frozenset[str] | set[str]) -> tuple[float, int]:
         """(IDF-weighted share of the query ``have`` says, groups fully said).  A group counts
         by its best alternative; its weight is that of its first (canonical) wording."""
         got, total, full = 0.0, 0.0, 0
-        for g in groups:
-            gw = sum(self.weight(t) for t in g[0])
+        for gw, alts in weighed:
             best = 0.0
-            for a in g:
-                aw = sum(self.weight(t) for t in a)
-                share = sum(self.weight(t) for t in a if t in have) / aw if aw else 0.0
-                best = max(best, share)
+            for aw, words in alts:
+                if aw:
+                    share = sum(w for t, w in words if t in have) / aw
+                    if share > best:
+                        best = share
             got += gw * best
             total += gw
             full += best >= 0.999
@@ -277,13 +290,15 @@ class _Index:
         if not groups:
             return []
         qset = {t for g in groups for a in g for t in a}
+        weighed = self._weigh(groups)
         first = []
         for n, i in enumerate(self.candidates(groups)):
             d = self.docs[i]
             code, seventh_words = d.code, frozenset()
             if d.seventh:
                 code, seventh_words = _pick_seventh(d.seventh, qset)
-            cover, _ = self._said(groups, d.words | seventh_words)
+            cover, _ = self._said(weighed, d.words | seventh_words if seventh_words
+                                  else d.words)
             fit = _range_fit(d.extra.get("ranges"), stated) if stated else 0.0
             if icd:
                 fit -= 0.12 * sum(1 for t in d.title_extra if t not in qset)
@@ -297,7 +312,7 @@ class _Index:
                     continue
                 lead = lead or p.lead in qset
                 extra = sum(1 for t in p.essential if t not in qset)
-                share, full = self._said(groups, p.words)
+                share, full = self._said(weighed, p.words)
                 sc = p.weight * share - 0.04 * extra
                 if sc > best:
                     best, best_p = sc, p
@@ -480,6 +495,9 @@ def _icd_docs(ref: Any) -> list[_Doc]:
             j = row_of[node]
             node = cols["parent"][j] if cols["kind"][j] not in ("block", "chapter") else None
         words = frozenset().union(*(p.words for p in phrases))
+        # every phrase counts for coverage; the best-phrase score reads the first ones
+        # (title, own notes, inherited notes, index entries): X58 alone has 1,000+ entries
+        phrases = list(dict.fromkeys(phrases))[:MAX_PHRASES]
         docs.append(_Doc(code, desc, phrases[0], _title_extra(phrases), phrases, words,
                          children, {}))
     return docs
