@@ -5,7 +5,8 @@ Each reply is a function of the conversation alone — the case id in the first 
 how many replies came before — so any number of concurrent episodes gets the same replies as a
 serial run. Every request sleeps ``CLARUS_STUB_DELAY_S`` (default 50 ms), like a model's
 latency. Model ``limited`` answers the first request of each case with 429 and
-``Retry-After: 1``; ``GET /log`` lists (case, time, status) per request.
+``Retry-After: 1``; ``GET /log`` lists (case, time, status) per request and ``GET /peak`` the
+most requests it held at once.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from starlette.routing import Route
 DELAY_S = float(os.environ.get("CLARUS_STUB_DELAY_S", "0.05"))
 LOG: list[tuple[str, float, int]] = []
 SEEN: set[str] = set()
+IN_FLIGHT = {"now": 0, "peak": 0}
 
 
 def script(case_id: str) -> list[tuple[str, dict[str, Any]]]:
@@ -38,7 +40,12 @@ async def completions(request: Request) -> JSONResponse:
     messages = body["messages"]
     first = messages[1]["content"]
     case_id = json.loads(first[first.index("{"):])["case_id"]
-    await asyncio.sleep(DELAY_S)
+    IN_FLIGHT["now"] += 1
+    IN_FLIGHT["peak"] = max(IN_FLIGHT["peak"], IN_FLIGHT["now"])
+    try:
+        await asyncio.sleep(DELAY_S)
+    finally:
+        IN_FLIGHT["now"] -= 1
     if body["model"] == "limited" and case_id not in SEEN:
         SEEN.add(case_id)
         LOG.append((case_id, time.monotonic(), 429))
@@ -63,5 +70,11 @@ async def log(request: Request) -> JSONResponse:
     return JSONResponse(LOG)
 
 
+async def peak(request: Request) -> JSONResponse:
+    """The most requests in flight at once since the last call (which resets it)."""
+    out, IN_FLIGHT["peak"] = IN_FLIGHT["peak"], IN_FLIGHT["now"]
+    return JSONResponse(out)
+
+
 app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"]),
-                        Route("/log", log)])
+                        Route("/log", log), Route("/peak", peak)])

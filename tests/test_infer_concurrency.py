@@ -63,8 +63,12 @@ def _same(a: dict, b: dict) -> bool:
 
 def test_sixteen_at_once_is_many_times_faster_with_the_same_results(endpoint: str) -> None:
     seeds = list(range(50_000, 50_032))
+    peak = endpoint.replace("/v1", "/peak")
+    httpx.get(peak)
     serial = _play(endpoint, seeds, 1)
+    assert httpx.get(peak).json() == 1
     concurrent = _play(endpoint, seeds, 16)
+    assert 4 < httpx.get(peak).json() <= 16  # requests overlapped, never more than K
     assert _same(serial, concurrent)
     assert [e["seed"] for e in concurrent["episodes"]] == seeds
     assert all(len(e["actions"]) == 4 and e["agent_error"] is None
@@ -73,9 +77,10 @@ def test_sixteen_at_once_is_many_times_faster_with_the_same_results(endpoint: st
     assert u["requests"] == 4 * len(seeds) and u["completion_tokens"] == 12 * u["requests"]
     assert u["cost_usd"] == pytest.approx((u["prompt_tokens"] * 3 + u["completion_tokens"] * 15)
                                           / 1e6)
-    # 50 ms per request: 16 at once must overlap them. The bar is below the 10x a quiet
-    # machine gives (benchmarks/infer.py measures it) so a busy test machine does not fail it.
-    assert serial["seconds"] / concurrent["seconds"] >= 6
+    # 50 ms per request, 16 at once: a quiet 2-core machine gives >= 10x (benchmarks/infer.py
+    # measures it); the bar has slack for a machine busy with other test runs, which starve the
+    # client's CPU share (3.7x was seen at load 12), and still fails a run that does not overlap
+    assert serial["seconds"] / concurrent["seconds"] >= 3
     assert regrade(concurrent) == []
 
 
