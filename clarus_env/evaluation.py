@@ -9,7 +9,7 @@ import math
 import os
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import __version__
@@ -139,28 +139,36 @@ def evaluate(agent: str, tasks: Iterable[str], split: str, *, trials: int = 1,
         raise ValueError(f"unknown backend {backend!r}; use process or ray")
     if workers < 1 and not (backend == "ray" and workers == 0):  # ray: 0 = every cluster CPU
         raise ValueError(f"workers must be at least 1, got {workers}")
-    bar = None
-    if progress:
+    bars: list[Any] = []
+
+    def make_bar() -> Any:
+        """The run's one progress bar, made when asked: after the pool has forked, so no
+        worker inherits its monitor thread."""
+        if not progress:
+            return None
         from tqdm import tqdm
 
-        bar = tqdm(total=len(plan), desc=f"{agent} on {split}", unit="ep", leave=False)
+        bars.append(tqdm(total=len(plan), desc=f"{agent} on {split}", unit="ep", leave=False))
+        return bars[-1]
+
     started = time.perf_counter()
     try:
         if backend == "ray":
             from .ray_backend import run_plan_ray
 
             episodes = run_plan_ray(agent, split, plan, workers=workers, address=address,
-                                    bar=bar)
+                                    bar=make_bar())
         elif workers == 1 or len(plan) <= 1:  # in this process: no pool to start
+            bar = make_bar()
             episodes = []
             for task, seed, trial in plan:
                 episodes.append(_run_one(agent, split, task, seed, trial))
                 if bar is not None:
                     bar.update()
         else:
-            episodes = _run_plan_processes(agent, split, plan, workers, bar)
+            episodes = _run_plan_processes(agent, split, plan, workers, make_bar)
     finally:
-        if bar is not None:
+        for bar in bars:
             bar.close()
     return {"format": RESULTS_FORMAT, "version": __version__, "agent": agent, "split": split,
             "trials": trials, "tasks": tasks, "seconds": round(time.perf_counter() - started, 3),
@@ -189,13 +197,18 @@ def chunks(plan: Plan, workers: int) -> list[Plan]:
     return [plan[i:i + size] for i in range(0, len(plan), size)]
 
 
+_INHERITED: list[Any] = []
+
+
 def _fresh_worker() -> None:
-    """A forked worker must not touch the parent's SQLite connections: open its own envs."""
+    """A forked worker must not use the parent's SQLite connections (nor close them): it
+    sets them aside and opens its own envs."""
+    _INHERITED.extend(_ENVS.values())
     _ENVS.clear()
 
 
 def _run_plan_processes(agent: str, split: str, plan: Plan, workers: int,
-                        bar: Any) -> list[dict[str, Any]]:
+                        make_bar: Callable[[], Any]) -> list[dict[str, Any]]:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -207,6 +220,7 @@ def _run_plan_processes(agent: str, split: str, plan: Plan, workers: int,
     with ProcessPoolExecutor(max_workers=min(workers, len(pieces)), mp_context=ctx,
                              initializer=_fresh_worker) as pool:
         futures = {pool.submit(run_chunk, agent, split, c): i for i, c in enumerate(pieces)}
+        bar = make_bar()  # the workers exist now
         for fut in as_completed(futures):
             i = futures[fut]
             done[i] = fut.result()
