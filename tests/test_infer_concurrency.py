@@ -139,3 +139,18 @@ def test_cli_concurrency_out_resume_and_regrade(endpoint: str, tmp_path: Path,
     again = capsys.readouterr()
     assert "[START]" not in again.out and "6 episode(s) kept" in again.err
     assert main(["regrade", str(out)]) == 0
+
+
+def test_concurrent_episodes_against_a_clarus_server(endpoint: str) -> None:
+    """With --url each concurrent episode has its own server session; results are the
+    in-process ones."""
+    from .serverutil import running_server
+
+    seeds = [50_070, 50_071, 50_072, 50_073, 50_074]
+    cfg = LLMConfig(base_url=endpoint, model="stub", api_key="x", max_retries=2, timeout_s=10)
+    local = run(cfg, [TASK], {TASK: seeds}, split="dev", concurrency=1, emit=lambda _: None)
+    with running_server() as url:
+        remote = run(cfg, [TASK], {TASK: seeds}, split="dev", concurrency=4, url=url,
+                     emit=lambda _: None)
+    assert remote["env_url"] == url
+    assert remote["episodes"] == local["episodes"]
