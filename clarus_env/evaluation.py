@@ -5,6 +5,7 @@ anyone can re-grade them and see the same numbers."""
 from __future__ import annotations
 
 import json
+import marshal
 import math
 import os
 import time
@@ -185,9 +186,11 @@ def _run_one(agent: str, split: str, task: str, seed: int, trial: int) -> dict[s
     return run_episode(env, agent, seed, trial)
 
 
-def run_chunk(agent: str, split: str, chunk: Plan) -> list[dict[str, Any]]:
-    """A worker's share of the plan: runs in the worker, on the worker's own envs."""
-    return [_run_one(agent, split, t, s, k) for t, s, k in chunk]
+def run_chunk(agent: str, split: str, chunk: Plan) -> bytes:
+    """A worker's share of the plan, run on the worker's own envs. The episodes go back
+    marshalled: they are plain dicts, lists and scalars, which ``marshal`` writes about 3x
+    faster than pickle (whose cost was ~15% of a worker's time)."""
+    return marshal.dumps([_run_one(agent, split, t, s, k) for t, s, k in chunk])
 
 
 def chunks(plan: Plan, workers: int) -> list[Plan]:
@@ -223,7 +226,7 @@ def _run_plan_processes(agent: str, split: str, plan: Plan, workers: int,
         bar = make_bar()  # the workers exist now
         for fut in as_completed(futures):
             i = futures[fut]
-            done[i] = fut.result()
+            done[i] = marshal.loads(fut.result())
             if bar is not None:
                 bar.update(len(pieces[i]))
     return [e for part in done for e in part or ()]

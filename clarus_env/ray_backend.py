@@ -10,6 +10,7 @@ gathered in plan order, so the results equal a serial run's.
 
 from __future__ import annotations
 
+import marshal
 from typing import Any
 
 from .evaluation import Plan, chunks, run_chunk
@@ -18,7 +19,7 @@ from .evaluation import Plan, chunks, run_chunk
 class _Runner:
     """One actor: a process with its own envs, reused for every chunk sent to it."""
 
-    def run(self, agent: str, split: str, chunk: Plan) -> list[dict[str, Any]]:
+    def run(self, agent: str, split: str, chunk: Plan) -> bytes:
         return run_chunk(agent, split, chunk)
 
 
@@ -46,7 +47,7 @@ def run_plan_ray(agent: str, split: str, plan: Plan, *, workers: int, address: s
         # ActorPool.map yields in submission order: the results file is the serial run's
         for piece, part in zip(pieces, pool.map(lambda a, c: a.run.remote(agent, split, c),
                                                 pieces), strict=True):
-            episodes.extend(part)
+            episodes.extend(marshal.loads(part))
             if bar is not None:
                 bar.update(len(piece))
     finally:
