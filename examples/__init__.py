@@ -1,0 +1,1 @@
+"""Runnable training examples; a package so the tests import exactly the code users run."""
