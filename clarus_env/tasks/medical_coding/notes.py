@@ -13,9 +13,12 @@ note says by rules a coder can name:
   "suspected", "rule out") is not coded, its documented symptoms are (IV.H).
 * Injuries carry laterality and the 7th character of the encounter (A initial, D subsequent);
   external causes repeat that 7th character.
-* CPT: a problem visit gets one office E/M whose level the note states through total time or the
-  MDM level; a visit only for a procedure gets the procedure alone; a procedure plus a separately
-  identifiable problem gets the procedure and the E/M with modifier 25 when NCCI pairs them
+* CPT: a problem visit gets one office E/M whose level follows from what the note documents --
+  each problem's status, the data reviewed/ordered and the management decision -- by the AMA 2021
+  MDM table (:mod:`.em`), or from the total time it states when that is higher; the level itself
+  is never written. A visit only for a procedure gets the procedure alone; a procedure plus a
+  separately identifiable problem gets the procedure and the E/M with modifier 25 when NCCI
+  pairs them
   (``em_needs_modifier_25``); procedures on a paired organ carry RT/LT, or 50 when bilateral.
   Preventive visits use 9938x/9939x by age and new/established status; with a same-day vaccine
   the visit carries modifier 25 (NCCI pairs 90471 with 99381-99397, indicator 1).
@@ -26,6 +29,10 @@ note says by rules a coder can name:
   wording supports, payer- and modifier-dependent CPT forms (QW, GY, digit modifiers, 69210
   without 50) and optional families (Y92/Y93/Y99 on injuries, a drug supply documented by dose)
   that neither add nor cost. See :func:`.reward.apply_accept`.
+
+* **Tiers**: 45% of cases are tier 2 (:mod:`.tier2`): a billable code from the tabular, worded
+  with its split's phrasings, held out of train for 40% of codes; the rest come from the curated
+  catalog. The seed's split (:func:`clarus_env.splits.split_of`) picks the pool.
 
 Cases are plain dicts so they serialize as they are. Everything derived from the catalog is built
 once per process (:func:`_pools`); generating an episode is then pure ``random.Random`` calls and
