@@ -172,6 +172,24 @@ def _regrade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    try:
+        import matplotlib  # noqa: F401  (the .[report] extra draws the charts)
+    except ImportError:
+        print("clarus report: matplotlib is not installed (pip install 'clarus[report]')",
+              file=sys.stderr)
+        return 2
+    from .report import ReportError, write_report
+
+    try:
+        path = write_report(args.results, args.out, args.title)
+    except ReportError as exc:
+        print(f"clarus report: {exc}", file=sys.stderr)
+        return 2
+    print(f"report written to {path}")
+    return 0
+
+
 def _infer(args: argparse.Namespace) -> int:
     from .llm_agent import infer_main
 
@@ -296,6 +314,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     rg = sub.add_parser("regrade", help="replay stored trajectories and compare the grades")
     rg.add_argument("results", help="a results JSON written by `clarus eval --out`")
     rg.set_defaults(func=_regrade)
+    rp = sub.add_parser("report", help="one self-contained HTML file comparing agents from "
+                        "results files (charts inlined, opens offline)")
+    rp.add_argument("results", nargs="+", help="results JSON from clarus eval/infer --out")
+    rp.add_argument("--out", required=True, help="the HTML file to write")
+    rp.add_argument("--title", default=None)
+    rp.set_defaults(func=_report)
     ref = sub.add_parser("reference", help="inspect a reference bundle")
     ref_sub = ref.add_subparsers(dest="action", required=True)
     for action in ("summary", "lookup"):
