@@ -35,7 +35,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
-from .search_terms import CPT_ABBREVIATIONS, CPT_LAY, LAY_TERMS
+from .search_terms import CPT_ABBREVIATIONS, CPT_LAY, CPT_QUERY_TERMS, LAY_TERMS
 
 TOKEN = re.compile(r"[a-z0-9]+")
 # words that carry no meaning for matching (kept short: "other", "with", "without" DO matter)
@@ -47,7 +47,7 @@ NEUTRAL = frozenset(("unspecified", "unsp", "nos", "nec", "site", "type", "not",
                      "initial", "encounter", "elsewhere", "classified", "without"))
 _INDEXES: dict[tuple[str, str], _Index] = {}
 _LOCK = threading.Lock()
-CANDIDATES = 200  # bm25 candidates scored by coverage
+CANDIDATES = 100  # bm25 candidates scored by coverage
 RERANK = 40  # of those, the best by coverage scored phrase by phrase
 MAX_PHRASES = 48
 # words that change what kind of code is meant: a history-of query wants a Z code even when
@@ -120,11 +120,18 @@ def query_groups(expanded: str) -> list[Group]:
     return out
 
 
-def expand_cpt_text(text: str) -> str:
-    """CPT words and abbreviations in full ("njx tendon sheath" -> "injection tendon sheath")."""
+_CPT_QUERY = {**CPT_ABBREVIATIONS, **CPT_QUERY_TERMS}
+_CPT_QUERY_RE = _phrase_re(_CPT_QUERY)
+
+
+def expand_cpt_text(text: str, query: bool = True) -> str:
+    """CPT words and abbreviations in full ("njx tendon sheath" -> "injection tendon sheath");
+    a query also gets the coder's words ("ear wax" -> "cerumen"), CMS's text only CMS's own
+    abbreviations."""
     t = text.lower()
     t = re.sub(r"(\d)\s*(?:cm|centimeters?)\b", r"\1 cm", t)
-    return _CPT_RE.sub(lambda m: " " + CPT_ABBREVIATIONS[m.group(1)] + " ", t)
+    table, rx = (_CPT_QUERY, _CPT_QUERY_RE) if query else (CPT_ABBREVIATIONS, _CPT_RE)
+    return rx.sub(lambda m: " " + table[m.group(1)] + " ", t)
 
 
 @dataclass(frozen=True)
@@ -311,7 +318,7 @@ class _Index:
                 if not qset & p.words:
                     continue
                 lead = lead or p.lead in qset
-                extra = sum(1 for t in p.essential if t not in qset)
+                extra = sum(1 for t in p.essential if t not in qset and not t.isdigit())
                 share, full = self._said(weighed, p.words)
                 sc = p.weight * share - 0.04 * extra
                 if sc > best:
@@ -331,8 +338,12 @@ class _Index:
                     score -= 0.05  # "other specified": the coder must have words for it
                 if "elsewhere" in d.title.words and "elsewhere" not in qset:
                     score -= 0.5  # a manifestation code is never the condition itself
-            elif d.extra.get("status") == "M":
-                score -= 0.3  # a quality-measure code reports, it is not a service performed
+            else:
+                if d.extra.get("status") == "M":
+                    score -= 0.3  # a quality-measure code reports, not a service performed
+                count = d.extra["ranges"].get("count")
+                if count and count[0] > 1 and not (stated and "count" in stated):
+                    score -= 0.05  # "15 or more", "each additional": only when stated
             out.append((score, d, code, best_p.text))
         out.sort(key=lambda x: (-x[0], x[2]))
         return out[:limit]
@@ -557,11 +568,11 @@ def _cpt_docs(ref: Any) -> list[_Doc]:
                           strict=True):
         if m != "" or s in ("D", "I"):
             continue
-        phrases = [_phrase(1.0, d, expand_cpt_text(d))]
+        phrases = [_phrase(1.0, d, expand_cpt_text(d, query=False))]
         if c in CPT_LAY:
-            phrases.append(_phrase(1.0, CPT_LAY[c], expand_cpt_text(CPT_LAY[c])))
+            phrases.append(_phrase(1.0, CPT_LAY[c], expand_cpt_text(CPT_LAY[c], query=False)))
         if c in level2:
-            phrases.append(_phrase(0.95, level2[c], expand_cpt_text(level2[c])))
+            phrases.append(_phrase(0.95, level2[c], expand_cpt_text(level2[c], query=False)))
         words = frozenset().union(*(p.words for p in phrases))
         docs.append(_Doc(c, d, phrases[0], frozenset(), phrases, words, None,
                          {"status": s, "ranges": _ranges(CPT_LAY.get(c, ""))}))

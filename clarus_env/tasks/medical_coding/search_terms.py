@@ -323,11 +323,16 @@ CPT_ABBREVIATIONS: dict[str, str] = {
     "uni": "unilateral", "bilat": "bilateral", "lac": "laceration", "sf": "straightforward",
     "mod": "moderate", "mdm": "medical decision making", "ther": "therapeutic",
     "proph": "prophylactic", "diag": "diagnostic", "nonauto": "non-automated",
-    "w/o": "without", "w/": "with", "wax": "cerumen", "ear wax": "cerumen", "tag": "skin tag",
-    "tags": "skin tags", "wart": "warts", "flu": "influenza", "strep": "streptococcus",
-    "b12": "vitamin b12", "mins": "minutes", "min": "minutes", "yo": "years", "y/o": "years",
-    "dip": "dipstick", "tape": "strapping", "taping": "strapping",
-    "complexity": "medical decision making", "cmplx": "medical decision making",
+    "w/o": "without", "w/": "with", "mins": "minutes", "min": "minutes",
+    "cmplx": "medical decision making",
+}
+# coder's words for CPT queries only (CMS text is never rewritten with these: "Removal of anal
+# tags" must not become a skin-tag code)
+CPT_QUERY_TERMS: dict[str, str] = {
+    "wax": "cerumen", "ear wax": "cerumen", "tag": "skin tag", "tags": "skin tags",
+    "wart": "warts", "flu": "influenza", "strep": "streptococcus", "b12": "vitamin b12",
+    "yo": "years", "y/o": "years", "dip": "dipstick", "tape": "strapping",
+    "taping": "strapping", "complexity": "medical decision making",
 }
 
 # Authored plain-language descriptions (see the module docstring), by CPT/HCPCS code.  The words
