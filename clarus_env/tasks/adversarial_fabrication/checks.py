@@ -25,9 +25,7 @@ What each check tests now (ids kept from the seed):
   a GFE timing finding the convener — the party that scheduled (took the booking deposit),
   which is not always the one that bills; then the biller is accepted too (it issued the GFE
   and the filing runs against it) —, for ``billed_above_gfe`` the party that billed above its
-  own section (provider or facility); for ``no_violation`` ``none``, or the biller. A timing
-  violation with a bill above the biller's section also accepts ``billed_above_gfe`` and the
-  biller (``finding_party_alt``: the excess the filing disputes).
+  own section (provider or facility); for ``no_violation`` ``none``, or the biller.
 * ``resolution_type`` — the decision: ``nsa_dispute`` (≥ $400 over, window open),
   ``balance_correction`` (smaller excess or closed window; ``no_action`` accepted too —
   ``resolution_type_alt``: no federal remedy applies, 45 CFR 149.620), ``no_action`` (the bill
@@ -332,8 +330,7 @@ CHECKS: list[Check] = [
           "(provider or facility; none when nothing is wrong)",
           f"SELECT COALESCE((d.responsible_party = {E('responsible_party')} OR "
           f"d.responsible_party = {E('responsible_party_alt')}) AND d.finding = "
-          f"{E('finding')} OR d.finding || ':' || d.responsible_party = "
-          f"{E('finding_party_alt')}, 0), CASE WHEN d.step IS NULL THEN 'no diagnosis' ELSE "
+          f"{E('finding')}, 0), CASE WHEN d.step IS NULL THEN 'no diagnosis' ELSE "
           "'diagnosis at filing: ' || d.responsible_party || ' / ' || d.finding END "
           f"FROM (SELECT 1) LEFT JOIN {DX_AT_FILING} d", "outcome"),
     Check("resolution_type",

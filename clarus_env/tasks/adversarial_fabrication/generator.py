@@ -230,16 +230,13 @@ PRACTICE_SPECIALTY = {"Imaging": "Radiology"}
 # UB-04 revenue codes of the hospital outpatient lines (0360 operating room services is the
 # default for a procedure; the echocardiogram is cardiology, 0483)
 REVENUE_CODES = {"93306": "0483", "93356": "0483"}
-# what the facility record says of each setting's licence: the kind of party follows from it
-# (45 CFR 149.610(a)(2) lists imaging centers and laboratories as facilities where licensed)
-LICENSURE = {
-    "asc": "licensed by the state as an ambulatory surgical center",
-    "hopd": "licensed as part of the hospital (a provider-based outpatient department)",
-    "office": ("the physician practice's own office suite: no separate state facility "
-               "license (not an imaging center, sleep facility or surgical center)"),
-    "imaging": "licensed by the state as an independent diagnostic imaging center",
-    "sleep": "licensed by the state as an independent sleep diagnostic facility",
-}
+# the facility record states each site's licence, which settles the kind of party (45 CFR
+# 149.610(a)(2) lists imaging centers and laboratories as facilities where state law licenses
+# them): an ASC or an independent imaging / sleep center holds a state facility licence, a
+# hospital outpatient department the hospital's, a physician practice's own office suite
+# (where it may run an MRI or a sleep lab) none. Terse values: the type already names the site.
+LICENSURE = {"asc": "state facility license", "hopd": "hospital license", "office": "none",
+             "imaging": "state facility license", "sleep": "state facility license"}
 SETTINGS = {  # setting -> (place of service, description, facility type)
     "asc": ("24", "Ambulatory surgical center", "ambulatory surgical center"),
     "hopd": ("22", "On-campus outpatient hospital", "hospital outpatient department"),
@@ -975,8 +972,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "rendering_physician": physician, "facility_id": facility_id,
         # the UB-04 states a type of bill (013x: hospital outpatient) and revenue codes; a
         # place-of-service code belongs on the CMS-1500
-        **({"type_of_bill": "0131", "type_of_bill_description": "Hospital outpatient, "
-            "admit through discharge claim"} if ub04 else
+        **({"type_of_bill": "0131"} if ub04 else
            {"place_of_service": pos, "place_of_service_description": pos_desc}),
         "encounter": {"type": "scheduled", "admission_type": "elective",
                       "appointment_id": appt, "emergency_services": False},
@@ -1116,7 +1112,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     booked_by = scheduler  # the convener scheduled the service and took the deposit
     facility = {
         "facility_id": facility_id, "name": fac_name, "type": facility_type,
-        "licensure": LICENSURE[setting], "npi": fac_npi,
+        "facility_license": LICENSURE[setting], "npi": fac_npi,
         "network_status": "not applicable (self-pay patient)",
         "state": state, "time_zone": tz_name,
         "utc_offsets": ({"standard": _offset_text(std_off),
@@ -1239,13 +1235,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # (45 CFR 149.620)
         "responsible_party_alt": (convener if no_violation or (
             finding.startswith("gfe_") and split) else "none-accepted-only"),
-        "finding": finding,
-        # a GFE timing violation with a bill above the biller's own section: the filing (a
-        # PPDR under 45 CFR 149.620, or a correction) runs against the biller for the excess,
-        # so naming that excess and its biller is as defensible as the timing finding
-        "finding_party_alt": (f"billed_above_gfe:{convener}" if finding.startswith("gfe_")
-                              and not within else "none-accepted-only"),
-        "resolution_type": resolution,
+        "finding": finding, "resolution_type": resolution,
         # a GFE is an estimate: a bill less than $400 above it, or one disputed after the
         # 120-day window, leaves the patient no federal remedy (45 CFR 149.620), so asking
         # the biller for a correction and explaining the bill without filing (no_action)
