@@ -13,7 +13,11 @@ server``), which yields the base URL of a default app.
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -94,3 +98,40 @@ def server() -> Iterator[str]:
     """Base URL of a default Clarus app served by uvicorn for the whole test module."""
     with running_server() as base_url:
         yield base_url
+
+
+@contextmanager
+def clarus_serve(*args: str, startup_timeout_s: float = 60.0
+                 ) -> Iterator[tuple[subprocess.Popen, str]]:
+    """``clarus serve --port P *args`` as a real deployment (its own process, so the load a
+    test generates does not share a GIL with the server); yields (process, base URL) and
+    stops it (SIGINT, then SIGKILL)."""
+    import httpx
+
+    port = free_port()
+    cmd = [os.path.join(os.path.dirname(sys.executable), "clarus"), "serve", "--port",
+           str(port), "--log-level", "warning", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + startup_timeout_s
+        while True:
+            try:
+                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+                raise RuntimeError(f"clarus serve exited: {err}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"clarus serve did not start within {startup_timeout_s} s")
+            time.sleep(0.1)
+        yield proc, base
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

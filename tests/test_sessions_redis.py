@@ -29,6 +29,8 @@ from clarus_env.server.sessions import RedisStore, SessionError, SessionManager
 from clarus_env.splits import seeds
 from clarus_env.tasks import get_task
 
+from .serverutil import clarus_serve
+
 pytestmark = pytest.mark.usefixtures("redis_url")
 
 
@@ -175,38 +177,13 @@ def _children(pid: int) -> list[int]:
 
 
 @contextlib.contextmanager
-def clarus_serve(store: str, workers: int = 2) -> Iterator[tuple[subprocess.Popen, str]]:
-    from .serverutil import free_port
-
-    port = free_port()
-    cmd = [os.path.join(os.path.dirname(sys.executable), "clarus"), "serve", "--port",
-           str(port), "--workers", str(workers), "--store", store, "--max-sessions", "512",
-           "--max-sessions-per-client", "512", "--log-level", "warning"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
+def two_workers(store: str, workers: int = 2) -> Iterator[tuple[subprocess.Popen, str]]:
+    with clarus_serve("--workers", str(workers), "--store", store, "--max-sessions", "512",
+                      "--max-sessions-per-client", "512") as (proc, base):
         deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None:
-                raise RuntimeError(f"clarus serve exited: {proc.stderr.read().decode()[-2000:]}")
-            if time.monotonic() > deadline:
-                raise RuntimeError("clarus serve did not start within 60 s")
-            time.sleep(0.1)
         while len(_children(proc.pid)) < workers and time.monotonic() < deadline:
             time.sleep(0.1)
         yield proc, base
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _retry(fn: Any, tries: int = 100) -> Any:
@@ -367,7 +344,7 @@ def test_two_workers_64_clients_http_ws_mcp_with_a_worker_killed(redis_url: str)
     failures: list[str] = []
     grades: dict[tuple[int, int], tuple[Any, Any]] = {}
 
-    with clarus_serve(store) as (proc, base):
+    with two_workers(store) as (proc, base):
         def client(i: int) -> None:
             mine = [j for j in jobs if j[0] == i]
             player = mine[0][1](base)
