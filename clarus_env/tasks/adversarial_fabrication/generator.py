@@ -5,8 +5,9 @@ The answer follows from the records the agent fetches and from nothing else:
 
 * **GFE timing** (the finding). The GFE is backdated — dated before the scheduling event that
   the payment processor logged in UTC (the deposit authorization at online booking): a
-  falsified record, delivered on time from the real booking —, delivered after the 1- or
-  3-business-day deadline of 45 CFR 149.610, or timely. The delivery evidence sits in the
+  falsified record, delivered on time from the real booking and from the provider's own
+  (false) booking date alike, so the misdated record is the one violation —, delivered after
+  the 1- or 3-business-day deadline of 45 CFR 149.610, or timely. The delivery evidence sits in the
   processor log (estimate e-mail event) or in the facility's portal-message log; timestamps
   are UTC while business days count in the facility's local time zone (the facility record
   states zone, offsets and the counting convention).
@@ -33,13 +34,14 @@ The answer follows from the records the agent fetches and from nothing else:
   case at an ASC / hospital department, or the facility booking the surgeon), and then the
   deposit is not on the biller's ledger. A GFE timing failure is the convener's (45 CFR
   149.610(b)); a bill above a party's own expected charges is that billing party's. A
-  physician practice is a provider; an ambulatory surgical center, a hospital outpatient
-  department, an independent imaging center or sleep diagnostic center is a health care
-  facility under 45 CFR 149.610(a)(2). Every service can be convened by either kind, names
-  say nothing about the kind (half the practices carry facility-sounding names, half the
-  facilities neutral ones), and the earlier-visit distractor is the package's own visit
-  whoever convened. Co-provider and co-facility sections sit on the GFE in shuffled order with
-  notes in the same words; each party is held to its own section.
+  physician practice is a provider (its own office suite, even with an MRI or a sleep lab,
+  holds no facility licence: the facility record says so); an ambulatory surgical center, a
+  hospital outpatient department, an independent imaging center or sleep diagnostic center
+  is a health care facility under 45 CFR 149.610(a)(2). Every service can be convened by
+  either kind, names say nothing about the kind (half the practices carry facility-sounding
+  names, half the facilities neutral ones), and the earlier-visit distractor is the package's
+  own visit whoever convened. Co-provider and co-facility sections sit on the GFE in shuffled
+  order with notes in the same words; each party is held to its own section.
 * **The filing.** PPDR (45 CFR 149.620: the billing party billed at least $400 above its own
   expected charges, within 120 calendar days of receiving the bill — receipt from the
   ledger's statement delivery, "today" from the deadline lookup's ``as_of``) → ``nsa_dispute``
