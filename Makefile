@@ -36,9 +36,12 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 
-# Rebuild the committed reference bundle from the CMS mirror (a data engineer's refresh).
+# A data engineer's refresh: build 2026C from the CMS mirror and publish it under
+# CLARUS_BUNDLE_ROOT (an immutable release dir + an atomically flipped link), never into the
+# checkout; compare with bundles/reference/2026C before copying it there to commit.
 bundle: $(STAMP)
-	$(BIN)/dagster asset materialize -m pipelines.definitions --select '*' --partition 2026C
+	CLARUS_BUNDLE_ROOT=$${CLARUS_BUNDLE_ROOT:-$(CURDIR)/.dagster_home/bundles} \
+	  $(BIN)/python -m pipelines.refresh --partition 2026C
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/pipeline.py

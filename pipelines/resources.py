@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from dagster import ConfigurableResource
@@ -16,13 +15,14 @@ REPO = Path(__file__).resolve().parents[1]
 class CmsSource(ConfigurableResource):
     """CMS release files, downloaded from the official URLs or read from a local mirror.
 
-    With ``mirror_dir`` (or ``$CLARUS_CMS_MIRROR``) set, nothing is downloaded: the same
+    With ``mirror_dir`` set, nothing is downloaded: the same
     files are read from that directory, which is how offline builds and CI work.
     """
 
     mirror_dir: str | None = Field(
         default=None,
-        description="Local mirror of CMS files; defaults to $CLARUS_CMS_MIRROR ('' = download).",
+        description="Local mirror of CMS files (the definitions read $CLARUS_CMS_MIRROR through "
+                    "EnvVar); None or '' downloads from cms.gov.",
     )
     base_url: str | None = Field(
         default=None, description="Send every request to this host instead (test servers)."
@@ -43,10 +43,8 @@ class CmsSource(ConfigurableResource):
     )
 
     def fetcher(self) -> Fetcher:
-        mirror = self.mirror_dir if self.mirror_dir is not None else os.environ.get(
-            "CLARUS_CMS_MIRROR")
         return Fetcher(
-            mirror=Path(mirror) if mirror else None, base_url=self.base_url,
+            mirror=Path(self.mirror_dir) if self.mirror_dir else None, base_url=self.base_url,
             timeout_s=self.timeout_s, retries=self.retries, backoff_s=self.backoff_s,
             deadline_s=self.deadline_s, low_speed_bps=self.low_speed_bps,
             low_speed_s=self.low_speed_s, max_bytes=self.max_bytes,
@@ -58,8 +56,9 @@ class BundleStore(ConfigurableResource):
     """Where reference bundles are published, and how strict the pre-publish checks are."""
 
     root: str = Field(
-        default=str(REPO / "bundles" / "reference"),
-        description="Directory holding one folder per reference release.",
+        description="Publish target: <root>/<release> links to an immutable "
+                    "<root>/.releases/<release>-<hash>/. Set explicitly ($CLARUS_BUNDLE_ROOT); "
+                    "never the checkout's committed bundles/reference.",
     )
     enforce_row_ranges: bool = Field(
         default=True,

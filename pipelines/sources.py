@@ -249,22 +249,58 @@ RELEASES: dict[str, list[InputSpec]] = {
     ],
 }
 
-# What a reference release says about inputs it could not have (the manifest repeats it).
-GAPS: dict[str, list[str]] = {
+@dataclass(frozen=True)
+class Gap:
+    """A shortfall a release's manifest states -- only when the build really has it.
+
+    ``when`` lists (table, input key) pairs: the gap applies when any of those tables was
+    built from that input (key ``""``: when the table is absent). A download build that got
+    the official 2026 Q3 NCCI parts instead of the 2024 Q3 export therefore does not claim
+    the 2024 Q3 gap.
+    """
+
+    text: str
+    when: tuple[tuple[str, str], ...]
+
+
+_NCCI_2024Q3 = (("ncci_ptp", "ptp_complete"), ("mue", "mue_complete"))
+GAPS: dict[str, list[Gap]] = {
     "2026C": [
-        "26LOCCO, ANES2026 and the 2026 OPPSCAP are not in the mirror: locality_county and "
-        "anes_cf come from RVU25D (localities unchanged since 2024); no OPPS imaging cap is "
-        "applied to 2026 fees",
-        "no complete 2025/2026 NCCI PtP or MUE table is available offline: ncci_ptp and mue "
-        "are the complete 2024 Q3 tables; the 2026 Q3 official files are read and cross-checked",
-        "no CY2026 OPPS Addendum B is in the mirror: opps_rate holds the CY2025 final-rule "
-        "rates (conversion factor $89.169); asc_rate is the April 2026 ASC Addendum AA",
+        Gap("26LOCCO, ANES2026 and the 2026 OPPSCAP are not in the mirror: locality_county and "
+            "anes_cf come from RVU25D (localities unchanged since 2024); no OPPS imaging cap is "
+            "applied to 2026 fees",
+            (("locality_county", "locco"), ("anes_cf", "anes"), ("opps_cap", ""))),
+        Gap("no complete 2025/2026 NCCI PtP or MUE table is available offline: ncci_ptp and mue "
+            "are the complete 2024 Q3 tables; the 2026 Q3 official files are read and "
+            "cross-checked", _NCCI_2024Q3),
+        Gap("no CY2026 OPPS Addendum B is in the mirror: opps_rate holds the CY2025 final-rule "
+            "rates (conversion factor $89.169); asc_rate is the April 2026 ASC Addendum AA",
+            (("opps_rate", "opps_addendum_b"),)),
     ],
     "2025D": [
-        "no complete 2025 NCCI PtP or MUE table is available offline: 2024 Q3 is used",
-        "opps_rate is the CY2025 final-rule Addendum B, not a 2025 quarterly web update; "
-        "asc_rate is the January 2025 ASC Addendum AA (no October 2025 file in the mirror)",
+        Gap("no complete 2025 NCCI PtP or MUE table is available offline: 2024 Q3 is used",
+            _NCCI_2024Q3),
+        Gap("opps_rate is the CY2025 final-rule Addendum B, not a 2025 quarterly web update; "
+            "asc_rate is the January 2025 ASC Addendum AA (no October 2025 file in the mirror)",
+            (("opps_rate", "opps_addendum_b"),)),
     ],
+}
+
+
+def release_gaps(release: str, built_from: dict[str, list[str] | None]) -> list[str]:
+    """The gap texts that hold for this build; ``built_from`` is table -> input keys, None
+    for a table that was not built."""
+    out = []
+    for gap in GAPS.get(release, []):
+        if any((built_from.get(t) is None and t in built_from) if key == "" else
+               key in (built_from.get(t) or []) for t, key in gap.when):
+            out.append(gap.text)
+    return out
+
+
+# Tables a release does not have, and why: reported absent (not failed) by their checks.
+ABSENT_TABLES: dict[str, dict[str, str]] = {
+    "2026C": {"opps_cap": "no 2026 OPPSCAP file; no OPPS imaging cap is applied to 2026 fees"},
 }
 
 

@@ -83,7 +83,8 @@ def test_failed_write_leaves_previous_bundle_untouched(tmp_path: Path, monkeypat
         bundlelib.write_bundle(tmp_path, "9999Z", tiny_tables(), {**MANIFEST, "gaps": ["x"]})
     after = {p.name: p.read_bytes() for p in good.iterdir()}
     assert after == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["9999Z"]  # no temp dirs left
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".releases", "9999Z"]
+    assert len(list((tmp_path / ".releases").iterdir())) == 1  # no temp dirs left
 
 
 def test_loader_lookups(tmp_path: Path) -> None:
@@ -123,7 +124,7 @@ def test_checks_catch_duplicates_formats_and_row_ranges() -> None:
     assert any("duplicate keys" in p for p in probs["unique_key"])
     assert any("rows, expected" in p for p in probs["row_count"])
     assert table_problems(t, "ncci_ptp", row_ranges=False) == {
-        "schema": [], "formats": [], "unique_key": [], "row_count": []}
+        "formats": [], "unique_key": [], "row_count": []}
     bad = conform(pl.from_arrow(t).with_columns(pl.lit("9").alias("modifier_indicator"),
                                                  pl.lit("ABC").alias("column_2")), "ncci_ptp")
     formats = table_problems(bad, "ncci_ptp")["formats"]

@@ -49,3 +49,31 @@ def test_clarus_env_does_not_import_heavy_packages() -> None:
             "print(bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_definitions_load_with_explicit_config_and_no_pickles() -> None:
+    """Every asset has a code_version (so unchanged inputs are skipped), intermediates go
+    through the Arrow IO manager, runs are in-process, and the mirror and publish target
+    come from EnvVar -- nothing defaults to where the package is installed."""
+    from dagster import EnvVar
+
+    from pipelines.storage import ArrowIOManager
+
+    graph = defs.resolve_asset_graph()
+    for key in graph.get_all_asset_keys():
+        node = graph.get(key)
+        if node.is_materializable:
+            assert node.code_version, key
+    assert isinstance(defs.resources["io_manager"], ArrowIOManager)
+    assert defs.resources["cms"].mirror_dir == EnvVar("CLARUS_CMS_MIRROR")
+    assert defs.resources["store"].root == EnvVar("CLARUS_BUNDLE_ROOT")
+    assert defs.resolve_job_def("__ASSET_JOB").executor_def.name == "in_process"
+
+
+def test_refresh_cli_requires_explicit_targets(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CLARUS_BUNDLE_ROOT", "CLARUS_CMS_MIRROR")}
+    out = subprocess.run([sys.executable, "-m", "pipelines.refresh", "--partition", "2026C"],
+                         cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert "CLARUS_BUNDLE_ROOT" in out.stderr and "Traceback" not in out.stderr

@@ -90,7 +90,7 @@ def test_addendum_b_fixture_maps_every_column(fixtures: Path) -> None:
     assert df.height == 11
     table = conform(opps.join_addendum_a(df, None)[0], "opps_rate", "b.txt")
     assert table_problems(table, "opps_rate", row_ranges=False) == {
-        "schema": [], "formats": [], "unique_key": [], "row_count": []}
+        "formats": [], "unique_key": [], "row_count": []}
 
     knee = row(df, "0100T")
     assert (knee["status_indicator"], knee["apc"]) == ("J1", "5492")
@@ -409,7 +409,7 @@ def test_real_addendum_b(mirror: Path) -> None:
     assert any("6,635 of 6,635 codes with an APC and a rate are paid their APC's rate" in n
                for n in result.notes)
     assert table_problems(result.table, "opps_rate") == {
-        "schema": [], "formats": [], "unique_key": [], "row_count": []}
+        "formats": [], "unique_key": [], "row_count": []}
 
 
 @pytest.mark.parametrize(("rel", "release", "rows", "paid"), [
@@ -428,7 +428,7 @@ def test_real_addendum_aa(mirror: Path, rel: Path, release: str, rows: int, paid
     assert result.table.num_rows == rows
     assert result.table.num_rows - result.table.column("payment_rate").null_count == paid
     assert table_problems(result.table, "asc_rate") == {
-        "schema": [], "formats": [], "unique_key": [], "row_count": []}
+        "formats": [], "unique_key": [], "row_count": []}
 
 
 # --------------------------------------------------------------------------------------------

@@ -228,7 +228,8 @@ def test_bad_input_fails_the_run_and_keeps_the_published_bundle(
         assert w in msgs, (w, msgs)
     assert "Traceback" not in msgs
     assert {p.name: p.read_bytes() for p in path.iterdir()} == before
-    assert sorted(p.name for p in root.iterdir()) == ["2026C"]
+    assert sorted(p.name for p in root.iterdir()) == [".releases", "2026C"]
+    assert [p.name for p in (root / ".releases").iterdir() if p.name.startswith(".tmp")] == []
 
 
 def test_pin_mismatch_fails_and_names_the_file(tmp_path: Path) -> None:

@@ -47,18 +47,36 @@ def manifest_bytes(manifest: dict[str, Any]) -> bytes:
     return (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
+RELEASES_DIR = ".releases"
+
+
+class PublishError(Exception):
+    """A bundle cannot be published where it was asked to go."""
+
+
 def write_bundle(
     root: Path, release: str, tables: dict[str, pa.Table], manifest: dict[str, Any]
 ) -> Path:
-    """Publish ``root/release`` with ``tables`` and ``manifest`` (outputs are filled in here).
+    """Publish ``tables`` + ``manifest`` as release ``release`` under ``root``; return
+    ``root/release`` (outputs are filled in here).
 
-    Everything is written to a temporary sibling directory first and swapped in with renames,
-    so a failure at any point leaves the previously published bundle exactly as it was.
+    Releases are immutable and content-addressed: the files go to
+    ``root/.releases/<release>-<sha256 of manifest.json>/`` (written under a temporary name,
+    fsynced, then renamed), and ``root/<release>`` is a symlink flipped to it with one
+    ``rename`` -- there is never a moment without a ``<release>``, a crash leaves the old one,
+    and a reader that resolved the link keeps reading one release whole. Publishing the same
+    content again only re-points the link. A plain directory at ``root/<release>`` (a
+    committed bundle in a checkout) is refused rather than rewritten in place.
     """
     root.mkdir(parents=True, exist_ok=True)
-    final = root / release
-    tmp = root / f".{release}.tmp-{uuid.uuid4().hex[:8]}"
-    old = root / f".{release}.old-{uuid.uuid4().hex[:8]}"
+    pointer = root / release
+    if pointer.exists() and not pointer.is_symlink():
+        raise PublishError(
+            f"{pointer} is a plain directory (a committed bundle?), not a published release "
+            "pointer; publish into another root (CLARUS_BUNDLE_ROOT) and copy from there")
+    store = root / RELEASES_DIR
+    store.mkdir(exist_ok=True)
+    tmp = store / f".tmp-{release}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     try:
         outputs: dict[str, Any] = {}
@@ -79,17 +97,33 @@ def write_bundle(
             "outputs": {k: {**manifest.get("outputs", {}).get(k, {}), **v}
                         for k, v in outputs.items()},
         }
-        (tmp / "manifest.json").write_bytes(manifest_bytes(full))
+        body = manifest_bytes(full)
+        (tmp / "manifest.json").write_bytes(body)
         for f in tmp.iterdir():
-            with open(f, "rb") as fh:
-                os.fsync(fh.fileno())
-        if final.exists():
-            final.rename(old)
-        tmp.rename(final)
+            _fsync(f)
+        final = store / f"{release}-{hashlib.sha256(body).hexdigest()[:16]}"
+        if final.is_dir():
+            shutil.rmtree(tmp)  # the same content is already published: keep it as it is
+        else:
+            tmp.rename(final)
+            _fsync(store)
+        link = root / f".{release}.link-{uuid.uuid4().hex[:8]}"
+        os.symlink(f"{RELEASES_DIR}/{final.name}", link)
+        try:
+            os.replace(link, pointer)
+        except BaseException:
+            link.unlink(missing_ok=True)
+            raise
+        _fsync(root)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        if old.exists() and not final.exists():
-            old.rename(final)
         raise
-    shutil.rmtree(old, ignore_errors=True)
-    return final
+    return pointer
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -21,7 +21,7 @@ from ...lib.errors import SourceError
 from ...lib.fetch import Fetched
 from ...lib.tables import TABLES
 from ...resources import BundleStore
-from ..common import PARTITIONS, Normalized, emit, fail, raw_asset, table_check_specs
+from ..common import CODE_VERSION, PARTITIONS, Normalized, emit, fail, raw_asset, table_check_specs
 from ..opps.assets import mirror_copy_problems
 
 asc_raw = raw_asset("asc", "asc")
@@ -79,7 +79,7 @@ def build_asc_rate(raw: dict[str, Fetched], *, complete: bool = True
 
 
 @asset(
-    name="asc_rate", group_name="asc", partitions_def=PARTITIONS,
+    name="asc_rate", group_name="asc", partitions_def=PARTITIONS, code_version=CODE_VERSION,
     ins={"raw": AssetIn("asc_raw")},
     check_specs=table_check_specs("asc_rate", EXTRA_CHECKS),
     description=TABLES["asc_rate"].description,

@@ -12,7 +12,15 @@ from ...lib.errors import SourceError
 from ...lib.fetch import Fetched
 from ...lib.tables import TABLES
 from ...resources import BundleStore
-from ..common import PARTITIONS, Normalized, fail, raw_asset, table_asset, table_check_specs
+from ..common import (
+    CODE_VERSION,
+    PARTITIONS,
+    Normalized,
+    fail,
+    raw_asset,
+    table_asset,
+    table_check_specs,
+)
 
 carc_rarc_raw = raw_asset("carc_rarc", "carc_rarc")
 
@@ -34,8 +42,9 @@ def build_rarc(raw: dict[str, Fetched]) -> Normalized:
 
 
 @multi_asset(
-    outs={"carc": AssetOut(group_name="carc_rarc", description=TABLES["carc"].description),
-          "carc_group": AssetOut(group_name="carc_rarc",
+    outs={"carc": AssetOut(group_name="carc_rarc", description=TABLES["carc"].description,
+                           code_version=CODE_VERSION),
+          "carc_group": AssetOut(group_name="carc_rarc", code_version=CODE_VERSION,
                                  description=TABLES["carc_group"].description)},
     ins={"raw": AssetIn("carc_rarc_raw")}, partitions_def=PARTITIONS,
     check_specs=table_check_specs("carc") + table_check_specs("carc_group"),

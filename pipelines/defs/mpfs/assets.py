@@ -16,7 +16,7 @@ from ...lib.fee_checks import payment_mismatches, spot_check
 from ...lib.fetch import Fetched
 from ...lib.tables import TABLES
 from ...resources import BundleStore
-from ..common import PARTITIONS, Normalized, emit, fail, table_check_specs
+from ..common import CODE_VERSION, PARTITIONS, Normalized, emit, fail, table_check_specs
 
 
 def conversion_factor(rvu: Any) -> Decimal:
@@ -42,7 +42,7 @@ def build_fee_schedule(hcpcs_rvu: Normalized, gpci: Normalized, opps_cap: Normal
 
 
 @asset(
-    name="fee_schedule", group_name="mpfs", partitions_def=PARTITIONS,
+    name="fee_schedule", group_name="mpfs", partitions_def=PARTITIONS, code_version=CODE_VERSION,
     ins={"hcpcs_rvu": AssetIn("hcpcs_rvu"), "gpci": AssetIn("gpci"),
          "opps_cap": AssetIn("opps_cap"), "pfs_raw": AssetIn("pfs_raw")},
     check_specs=table_check_specs("fee_schedule", ("formula_spot_check", "payment_file")),

@@ -22,7 +22,7 @@ from ...lib.fetch import Fetched
 from ...lib.tables import TABLES
 from ...resources import BundleStore
 from ...sources import RELEASES
-from ..common import PARTITIONS, Normalized, emit, fail, raw_asset, table_check_specs
+from ..common import CODE_VERSION, PARTITIONS, Normalized, emit, fail, raw_asset, table_check_specs
 
 opps_raw = raw_asset("opps", "opps")
 
@@ -85,7 +85,7 @@ def build_opps_rate(raw: dict[str, Fetched], *, complete: bool = True
 
 
 @asset(
-    name="opps_rate", group_name="opps", partitions_def=PARTITIONS,
+    name="opps_rate", group_name="opps", partitions_def=PARTITIONS, code_version=CODE_VERSION,
     ins={"raw": AssetIn("opps_raw")},
     check_specs=table_check_specs("opps_rate", EXTRA_CHECKS),
     description=TABLES["opps_rate"].description,

@@ -4,19 +4,19 @@
 from collections.abc import Iterator
 from typing import Any
 
-from dagster import AssetCheckSpec, AssetExecutionContext, asset
+from dagster import AssetExecutionContext, asset
 
 from ...lib import plans
 from ...lib.conform import conform
 from ...lib.tables import TABLES
 from ...resources import BundleStore
-from ..common import PARTITIONS, TABLE_CHECKS, Normalized, emit
+from ..common import CODE_VERSION, PARTITIONS, Normalized, emit, table_check_specs
 
 
 @asset(
     name="plan_templates", group_name="plan_templates", partitions_def=PARTITIONS,
-    check_specs=[AssetCheckSpec(c, asset="plan_templates", blocking=True)
-                 for c in (*TABLE_CHECKS, "legal_limits")],
+    code_version=CODE_VERSION,
+    check_specs=table_check_specs("plan_templates", ("legal_limits",)),
     description=TABLES["plan_templates"].description,
 )
 def plan_templates(context: AssetExecutionContext, store: BundleStore) -> Iterator[Any]:
