@@ -305,3 +305,14 @@ def test_get_icd10_returns_the_notes_a_coder_must_read(ref) -> None:  # noqa: AN
     assert "coded to closed" in " ".join(s["inherited"]["S52"]["notes"])
     assert get_icd10(ref, "I10")["seventh_characters"] == {}
     assert get_icd10(ref, "ZZZ.9") is None
+
+
+def test_remembered_answers_are_copies(ref) -> None:  # noqa: ANN001
+    first = search_icd10(ref, "htn", 3)
+    first[0]["code"] = "XXX"
+    first.append({"code": "junk"})
+    again = search_icd10(ref, "htn", 3)
+    assert again[0]["code"] == "I10" and len(again) == 3
+    c = search_cpt(ref, "ekg", 2)
+    c[0]["status"] = "?"
+    assert search_cpt(ref, "ekg", 2)[0]["status"] == "A"

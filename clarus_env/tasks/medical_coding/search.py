@@ -50,6 +50,7 @@ _LOCK = threading.Lock()
 CANDIDATES = 100  # bm25 candidates scored by coverage
 RERANK = 40  # of those, the best by coverage scored phrase by phrase
 MAX_PHRASES = 48
+ANSWERS = 4096  # remembered answers per index
 # words that change what kind of code is meant: a history-of query wants a Z code even when
 # the condition's own codes match every other word
 PIVOTAL = {"history": 3.0, "family": 2.0, "screening": 2.0, "sequela": 2.0}
@@ -207,6 +208,7 @@ class _Index:
         self.max_idf = math.log(1 + n)
         self.vocab = sorted(df)
         self.lock = threading.Lock()  # one sqlite connection, many event-loop callers
+        self.answers: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
 
     def candidates(self, groups: list[Group]) -> list[int]:
         """bm25 over the docs (title words weigh 4x): every group present (any alternative,
@@ -227,6 +229,18 @@ class _Index:
                 rows += self.db.execute(sql, (" OR ".join('"' + t + '"' for t in words),
                                               CANDIDATES)).fetchall()
         return list(dict.fromkeys(r[0] for r in rows))
+
+    def remember(self, key: tuple[Any, ...], compute: Any) -> list[dict[str, Any]]:
+        """A bounded per-process answer cache (the index is read-only, so answers never go
+        stale); the oldest answers are dropped first."""
+        hit = self.answers.get(key)
+        if hit is None:
+            hit = compute()
+            with self.lock:
+                if len(self.answers) >= ANSWERS:
+                    self.answers.pop(next(iter(self.answers)))
+                self.answers[key] = hit
+        return hit
 
     def weight(self, t: str) -> float:
         return self.idf.get(t, self.max_idf) * PIVOTAL.get(t, 1.0)
@@ -537,9 +551,15 @@ def search_icd10(ref: Any, query: str, limit: int = 10) -> list[dict[str, Any]]:
 
     Each result: ``code``, ``description``, ``billable`` (always True: a 7th-character node
     is returned with the character the query implies), ``score`` and ``matched`` (the title,
-    inclusion term or index entry that matched best).
+    inclusion term or index entry that matched best).  Answers are remembered per process
+    (agents repeat queries across episodes); callers get their own copies.
     """
     idx = _index(ref, "icd")
+    return [dict(r) for r in idx.remember(("icd", query, limit),
+                                          lambda: _search_icd10(ref, idx, query, limit))]
+
+
+def _search_icd10(ref: Any, idx: _Index, query: str, limit: int) -> list[dict[str, Any]]:
     out = []
     for score, d, code, why in idx.rank(query_groups(expand_icd_query(query)), limit, icd=True):
         desc = d.description
@@ -585,6 +605,11 @@ def search_cpt(ref: Any, query: str, limit: int = 10) -> list[dict[str, Any]]:
     the short descriptor, an HCPCS Level II long description or the authored lay description).
     """
     idx = _index(ref, "cpt")
+    return [dict(r) for r in idx.remember(("cpt", query, limit),
+                                          lambda: _search_cpt(idx, query, limit))]
+
+
+def _search_cpt(idx: _Index, query: str, limit: int) -> list[dict[str, Any]]:
     stated = stated_quantities(query)
     q = tokens(expand_cpt_text(query))
     if stated:  # a stated length or age is matched by range, not as a bare number
