@@ -41,7 +41,17 @@ def load_scenario(task: str, seed: int, *, reference: Any = None,
         if index is not None:
             text = index.get(seed)
             if text is not None:
-                return json.loads(text)
+                scenario = json.loads(text)
+                # a split compiled from one reference release must not be played against
+                # another release's fees and edits (a refresh without rebuilt splits)
+                if reference is not None and scenario["reference_release"] != reference.release:
+                    raise ValueError(
+                        f"{bundled_path(task, split, root)} was compiled from reference release "
+                        f"{scenario['reference_release']}, but this env reads {reference.release} "
+                        f"({reference.path}); rebuild the splits for {reference.release} "
+                        f"(scenario_splits partition {reference.release}|{task}) or open the "
+                        f"{scenario['reference_release']} bundle")
+                return scenario
     return compile_scenario(task, seed, reference)
 
 
