@@ -46,13 +46,16 @@ def test_bundled_splits_equal_on_demand_compiles(task: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("task", TASKS)
 def test_dagster_rebuild_is_byte_identical(task: str, tmp_path: Path) -> None:
-    from dagster import DagsterInstance, materialize
+    from dagster import DagsterInstance, MultiPartitionKey, materialize
 
+    from clarus_env.reference import REPO_BUNDLES
     from pipelines.defs.scenarios.assets import ScenarioStore, scenario_splits
 
+    key = MultiPartitionKey({"release": "2026C", "task": task})
     with DagsterInstance.ephemeral() as instance:
-        result = materialize([scenario_splits], partition_key=task, instance=instance,
-                             resources={"scenarios": ScenarioStore(root=str(tmp_path))})
+        result = materialize([scenario_splits], partition_key=key, instance=instance,
+                             resources={"scenarios": ScenarioStore(
+                                 reference_root=str(REPO_BUNDLES), root=str(tmp_path))})
     assert result.success
     for split in splits_for(task):
         built = (tmp_path / task / f"{split}.arrow").read_bytes()
