@@ -460,8 +460,9 @@ def _node_of(code: str) -> str:
 
 def _icd_docs(ref: Any) -> list[_Doc]:
     t = ref.table("icd10cm")
-    names = t.column_names
-    cols = {c: t.column(c).to_pylist() for c in names}
+    wanted = ("code", "kind", "description", "parent", "billable", "inclusion_terms",
+              "includes")
+    cols = {c: t.column(c).to_pylist() for c in wanted if c in t.column_names}
     n = t.num_rows
     row_of = {c: i for i, c in enumerate(cols["code"])}
     # node -> (phrase, inherited by descendants?): tabular notes govern the codes below them;
@@ -485,11 +486,16 @@ def _icd_docs(ref: Any) -> list[_Doc]:
         it = ref.table(name)
         paths = it.column("path").to_pylist()
         nemods = it.column("nemod").to_pylist()
+        entries = [_phrase(0.95, f"{p} {m}" if m else p) for p, m in zip(paths, nemods,
+                                                                          strict=True)]
         for col, label in labels.items():
-            for path, nemod, code in zip(paths, nemods, it.column(col).to_pylist(), strict=True):
-                if code:
-                    text = f"{path} {nemod or ''} {label}".strip()
-                    add(_node_of(code), 0.95, " ".join(text.split()), code.endswith("-"))
+            lab = _phrase(0.95, label)
+            for entry, code in zip(entries, it.column(col).to_pylist(), strict=True):
+                if code:  # the entry's words and the column's, tokenized once each
+                    phrase = _Phrase(0.95, entry.words | lab.words,
+                                     entry.essential | lab.essential, entry.loose | lab.loose,
+                                     entry.lead, False, f"{entry.text}, {label}".strip(", "))
+                    own.setdefault(_node_of(code), []).append((phrase, code.endswith("-")))
     # 7th-character expansions: billable 7-character children of a non-billable node whose
     # title is the node's title + ", <meaning of the character>"
     sevenths: dict[str, list[tuple[str, str, frozenset[str]]]] = {}
