@@ -156,6 +156,7 @@
     $("#doc-list").replaceChildren();
     $("#no-docs").hidden = false;
     $("#last-result").replaceChildren();
+    $("#counters").hidden = true;
     buildActions(task);
     render();
   }
@@ -192,6 +193,14 @@
     } else if (result) {
       box.append(el("h4", { text: `${name} →` }), R.value(result));
       for (const id of collectIds(result)) play.seen.add(id);
+      if (Array.isArray(result.counter_arguments)) showCounters(result.counter_arguments);
+    }
+    if (name === "reject_counter_argument" && !obs.last_action_error) {
+      const card = document.querySelector(`#counters [data-counter="${CSS.escape(params.counter_id || "")}"]`);
+      if (card) {
+        card.classList.add("answered");
+        card.querySelector("header").append(el("span", { class: "muted", text: ` · answered (${params.decision || "reject"})` }));
+      }
     }
     if (out.done && out.info && out.info.grade) showGrade(out.info.grade);
     render();
@@ -218,10 +227,25 @@
     });
   }
 
-  function collectIds(result) {  // e.g. counter-argument ids arrive inside a submission's reply
+  function collectIds(result) {  // record ids cited inside a reply, for the citation chips
     const ids = [];
-    JSON.stringify(result, (k, v) => { if ((k === "counter_id" || k === "artifact_id") && typeof v === "string") ids.push(v); return v; });
+    JSON.stringify(result, (k, v) => { if (k === "artifact_id" && typeof v === "string") ids.push(v); return v; });
     return ids;
+  }
+
+  // Counter-arguments arrive in the filing's reply and stay on screen until answered; each
+  // has a button that opens reject_counter_argument with its id filled in.
+  function showCounters(counters) {
+    const box = $("#counters");
+    box.hidden = false;
+    box.replaceChildren(el("h2", { text: "Counter-arguments" }), ...counters.map((c) =>
+      el("article", { class: "counter", "data-counter": c.counter_id },
+        el("header", {}, el("b", { text: c.counter_id }), " from ", el("span", { text: c.from || "" })),
+        el("blockquote", { text: c.text || "" }),
+        el("button", { type: "button", class: "answer", text: "answer it", onclick: () => {
+          showForm("reject_counter_argument");
+          document.querySelector("#form-reject_counter_argument").elements.counter_id.value = c.counter_id;
+        } }))));
   }
 
   function showGrade(grade) {
