@@ -137,7 +137,17 @@ def test_generate_ptp_official_roundtrip():
     assert (df["deletion_date"] >= df["effective_date"]).all()
     assert df["prior_1996"].any()
     assert df["column_1"].is_sorted()
+    assert not df.select("column_1", "column_2").is_duplicated().any()  # each pair once
     assert conform(df, "ncci_ptp", "generated").num_rows == 50_000
+
+
+@pytest.mark.slow
+def test_generated_quarter_has_no_duplicate_pairs_when_groups_are_large():
+    """Past 2.56M rows column-1 codes are capped at 12,800, so each code's group outgrows a
+    fixed column-2 pool; the 4x benchmark quarter (10.2M rows) had duplicate keys."""
+    df = parse_ptp_official(generate_ptp_official(3_000_000, seed=7), "generated")
+    assert df["column_1"].n_unique() == 12_800
+    assert not df.select("column_1", "column_2").is_duplicated().any()
 
 
 # --- PtP derived --------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import math
 import random
 import re
 
@@ -487,9 +488,17 @@ def generate_ptp_official(n_rows: int, seed: int) -> bytes:
     rng = random.Random(seed)
     n1 = max(1, min(12_800, n_rows // 200 or 1))
     col1 = _random_codes(rng, n1)
-    col2 = _random_codes(rng, 4_000)
+    # every column-1 code's rows need distinct column-2 codes: a pair listed twice with the
+    # same dates is a duplicate key the pipeline rightly refuses (it broke the 4x benchmark)
+    group = -(-max(n_rows, 1) // n1) + 1
+    col2 = _random_codes(rng, max(4_000, group))
+    m2 = len(col2)
+    step = next(s for s in range(7_919, 7_919 + m2 + 1) if math.gcd(s, m2) == 1)
     salt = rng.randrange(1 << 30)
     i = pl.int_range(n_rows, dtype=pl.UInt64)
+    i1 = (i * n1 // max(n_rows, 1))
+    # position of the row within its column-1 group (groups are contiguous runs of i)
+    j = i - ((i1 * max(n_rows, 1) + n1 - 1) // n1)
     year = 1996 + _mix(i, salt + 3) % 31
     month = 1 + 3 * (_mix(i, salt + 4) % 4)
     eff = year * 10000 + month * 100 + 1
@@ -505,8 +514,8 @@ def generate_ptp_official(n_rows: int, seed: int) -> bytes:
     )
     prior = pl.when((year == 1996) & (_mix(i, salt + 8) % 8 == 0)).then(pl.lit("*"))
     frame = pl.select(
-        i1=(i * n1 // max(n_rows, 1)).cast(pl.UInt32),
-        i2=(_mix(i, salt + 1) % len(col2)).cast(pl.UInt32),
+        i1=i1.cast(pl.UInt32),
+        i2=((_mix(i1, salt + 1) + j * step) % m2).cast(pl.UInt32),
         prior_1996=prior.otherwise(pl.lit("")),
         effective_date=eff.cast(pl.String),
         deletion_date=deletion,
