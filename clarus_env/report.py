@@ -228,8 +228,8 @@ def chart_pass_k(data: dict[str, Any]) -> str:
         ax.xaxis.get_major_locator().set_params(integer=True)
     axes[0][0].set_ylabel("pass^k")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncols=min(4, len(labels)), fontsize=7,
-               frameon=False, bbox_to_anchor=(0.5, -0.12))
+    fig.legend(handles, labels, loc="upper center", ncols=min(4, len(labels)), fontsize=7,
+               frameon=False, bbox_to_anchor=(0.5, -0.02))
     return svg(fig, "passk")
 
 

@@ -225,12 +225,12 @@ const R = (() => {
         el("td", { text: c.family || "" }),
         el("td", { text: c.description || "" }),
         el("td", { text: c.detail || "" }),
-        el("td", {}, link ? (link.step
+        links && el("td", {}, link ? (link.step
           ? el("button", { type: "button", class: "steplink", "data-step": link.step, onclick: () => onStep && onStep(link.step) }, `step ${link.step}`)
           : el("span", { class: "muted", text: `no ${link.action} step` })) : ""));
     });
     const t = el("table", { class: "grid checks" },
-      el("thead", {}, el("tr", {}, ["", "check", "family", "what it checks", "reason", links ? "where" : ""].map((h) => el("th", { text: h })))),
+      el("thead", {}, el("tr", {}, ["", "check", "family", "what it checks", "reason", ...(links ? ["where"] : [])].map((h) => el("th", { text: h })))),
       el("tbody", {}, rows));
     box.append(t);
     if (g.cases) {
