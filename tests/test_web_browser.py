@@ -254,3 +254,22 @@ def test_coding_lookup_tools_fill_the_code_form(base_url: str, page: Page) -> No
     fill_and_send(p, {"action_type": "get_icd10", "parameters": {"code": first}}, coding=True)
     assert first in p.text_content("#last-result")
     assert not page.errors, page.errors
+
+
+def test_random_seed_draws_a_seed_of_the_split(base_url: str, page: Page) -> None:
+    p = page.page
+    p.goto(f"{base_url}/web")
+    p.wait_for_selector("body[data-ready='1']")
+    p.select_option("#task", "abductive_conflict")
+    p.select_option("#split", "test")
+    p.check("#random-seed")
+    p.click("#start")
+    p.wait_for_selector("#episode:not([hidden])")
+    seed = int(p.input_value("#seed"))
+    assert seed in seeds("test", "abductive_conflict")
+    assert p.text_content("#play-status").endswith(f"seed {seed}")
+    assert p.text_content("#complaint").strip()
+    # an invalid action shows the env's reason, costs a step, and the page carries on
+    fill_and_send(p, {"action_type": "fetch_eob", "parameters": {"claim_id": "CLM-0"}}, False)
+    assert "fetch_eob" in p.text_content("#action-error")
+    assert not page.errors, page.errors
