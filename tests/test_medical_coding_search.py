@@ -316,3 +316,27 @@ def test_remembered_answers_are_copies(ref) -> None:  # noqa: ANN001
     c = search_cpt(ref, "ekg", 2)
     c[0]["status"] = "?"
     assert search_cpt(ref, "ekg", 2)[0]["status"] == "A"
+
+
+def test_same_answers_in_any_process() -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = ("import json\nfrom clarus_env import open_reference\n"
+              "from clarus_env.tasks.medical_coding.search import search_cpt, search_icd10\n"
+              "ref = open_reference()\n"
+              "print(json.dumps([search_icd10(ref, q, 10) for q in ('strep throat', 'dvt left leg',"
+              " 'fracture left clavicle f/u')] + [search_cpt(ref, q, 10) for q in"
+              " ('knee injection', 'rpr 2 cm lac arm')]))\n")
+    repo = Path(__file__).resolve().parents[1]
+    outs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                             cwd=repo, env=env, timeout=300)
+        assert run.returncode == 0, run.stderr
+        outs.append(run.stdout)
+    assert outs[0] == outs[1] and json.loads(outs[0])[0][0]["code"] == "J02.0"
