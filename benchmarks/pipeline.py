@@ -1,4 +1,9 @@
-"""Pipeline speed figures: full build, NCCI parse rate, bundle open, package import.
+"""Pipeline speed figures: full build, NCCI at scale, NCCI parse rate, bundle open, import.
+
+``--scale 1,4`` runs the whole asset graph (the Dagster path a refresh takes) on the mirror
+with NCCI PtP replaced by a generated official-layout quarter of N x 2,546,017 rows (the
+real 2024 Q3 table's size) in four parts, each build in a child process so its peak RSS is
+its own; it prints time, peak RSS, the size of the intermediates and of the bundle.
 
 Prints figures with a baseline measured in the same process (ratios, not absolute
 targets, are what survive a change of machine). Run: ``make bench`` or
@@ -10,6 +15,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import os
 import statistics
 import subprocess
@@ -38,7 +44,8 @@ def bench_build(mirror: Path) -> None:
     from pipelines.resources import BundleStore, CmsSource
 
     with tempfile.TemporaryDirectory() as tmp:
-        defs = make_definitions(CmsSource(mirror_dir=str(mirror)), BundleStore(root=tmp))
+        defs = make_definitions(CmsSource(mirror_dir=str(mirror)),
+                                BundleStore(root=str(Path(tmp) / "out")))
         assets = list(defs.assets or [])
         t = time.perf_counter()
         with DagsterInstance.ephemeral() as instance:
@@ -46,9 +53,112 @@ def bench_build(mirror: Path) -> None:
                               resources=defs.resources)
         took = time.perf_counter() - t
         assert res.success
-        size = sum(p.stat().st_size for p in (Path(tmp) / "2026C").iterdir())
+        size = sum(p.stat().st_size for p in (Path(tmp) / "out" / "2026C").iterdir())
     print(f"full reference build 2026C from the mirror (Dagster in-process): {took:.1f} s, "
           f"bundle {size / 1e6:.1f} MB")
+
+
+REAL_PTP_ROWS = 2_546_017
+
+
+def _scaled_mirror(mirror: Path, tmp: Path, rows: int) -> Path:
+    """A mirror dir: links to the real mirror, plus four generated official PtP parts."""
+    from pipelines.lib.ncci import generate_ptp_official
+
+    out = tmp / "mirror"
+    out.mkdir()
+    for entry in mirror.iterdir():
+        (out / entry.name).symlink_to(entry)
+    data = generate_ptp_official(rows, seed=7)
+    lines = data.split(b"\r\n")
+    header, body = lines[:6], [r for r in lines[6:] if r]
+    gen = out / "generated"
+    gen.mkdir()
+    per = -(-len(body) // 4)
+    for n in range(4):
+        part = body[n * per:(n + 1) * per]
+        (gen / f"ccipra-bench-f{n + 1}.txt").write_bytes(b"\r\n".join(header + part) + b"\r\n")
+    return out
+
+
+def build_child(mirror: str, work: str, scale: int) -> None:
+    """One whole-graph build (run in a child process by ``bench_scale``)."""
+    import resource
+    from dataclasses import replace
+
+    from dagster import DagsterInstance, materialize
+
+    from pipelines import sources
+    from pipelines.definitions import make_definitions
+    from pipelines.resources import BundleStore, CmsSource
+    from pipelines.storage import ArrowIOManager
+
+    tmp = Path(work)
+    src = Path(mirror)
+    if scale > 1:
+        src = _scaled_mirror(src, tmp, scale * REAL_PTP_ROWS)
+        sources.RELEASES["2026C"] = [
+            replace(s, mirror=(f"generated/ccipra-bench-f{s.key[-1]}.txt",),
+                    mirror_excerpt=False, optional=False)
+            if s.key.startswith("ptp_f") else s for s in sources.RELEASES["2026C"]]
+    defs = make_definitions(CmsSource(mirror_dir=str(src)),
+                            BundleStore(root=str(tmp / "out")),
+                            ArrowIOManager(base_dir=str(tmp / "io")))
+    t = time.perf_counter()
+    with DagsterInstance.ephemeral() as instance:
+        res = materialize(list(defs.assets), partition_key="2026C", instance=instance,
+                          resources=defs.resources, raise_on_error=False)
+    took = time.perf_counter() - t
+    if not res.success:
+        errs = [ev.event_specific_data.error.message for ev in res.all_events
+                if ev.event_type_value == "STEP_FAILURE"]
+        raise SystemExit("build failed: " + " | ".join(errs))
+    size = sum(p.stat().st_size for p in (tmp / "out" / "2026C").iterdir())
+    inter = sum(p.stat().st_size for p in (tmp / "io").rglob("*") if p.is_file())
+    rows = json.loads((tmp / "out" / "2026C" / "manifest.json").read_text())[
+        "outputs"]["ncci_ptp"]["rows"]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6  # KiB -> GB
+    print(json.dumps({"scale": scale, "ncci_rows": rows, "seconds": round(took, 1),
+                      "peak_rss_gb": round(peak, 2), "bundle_mb": round(size / 1e6, 1),
+                      "intermediates_mb": round(inter / 1e6, 1)}))
+
+
+def bench_scale(mirror: Path, scales: list[int]) -> None:
+    for scale in scales:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = subprocess.run(
+                [sys.executable, __file__, "--build-child", str(scale), "--mirror", str(mirror),
+                 "--work", tmp], cwd=REPO, capture_output=True, text=True)
+        if out.returncode:
+            print(f"{scale}x build failed: {out.stdout[-2000:]}{out.stderr[-2000:]}")
+            continue
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"whole graph, 2026C, NCCI {scale}x ({r['ncci_rows']:,} PtP rows): "
+              f"{r['seconds']:.1f} s, peak RSS {r['peak_rss_gb']:.2f} GB, bundle "
+              f"{r['bundle_mb']:.1f} MB, intermediates {r['intermediates_mb']:.1f} MB")
+
+
+def bench_payment() -> None:
+    """The payment-file check on the committed 1.1M-row fee table vs the old per-row dicts."""
+    from clarus_env.reference import default_bundle_dir, open_reference
+    from pipelines.lib.fee_checks import payment_mismatches
+
+    fees = open_reference(default_bundle_dir()).table("fee_schedule")
+    step = fees.num_rows // 1526
+    payment = fees.take(list(range(0, fees.num_rows, step))[:1526]).select(
+        ["hcpcs", "modifier", "mac", "locality", "nonfac_amount", "fac_amount"])
+
+    def baseline() -> None:  # the former implementation: every fee row as a Python dict
+        index = {(r["hcpcs"], r["modifier"], r["mac"], r["locality"]): r
+                 for r in fees.to_pylist()}
+        for p in payment.to_pylist():
+            got = index[(p["hcpcs"], p["modifier"], p["mac"], p["locality"])]
+            assert got["nonfac_amount"] == p["nonfac_amount"]
+
+    t_new = best_of(lambda: payment_mismatches(fees, payment), 3)
+    t_old = best_of(baseline, 1)
+    print(f"payment-file check, {payment.num_rows:,} records against {fees.num_rows:,} fee rows: "
+          f"{t_new:.2f} s (Arrow join) vs {t_old:.2f} s (per-row dicts), {t_old / t_new:.0f}x")
 
 
 def bench_ncci(rows: int) -> None:
@@ -118,12 +228,24 @@ def bench_import() -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--skip-build", action="store_true")
+    p.add_argument("--scale", default="", help="comma-separated NCCI scales, e.g. 1,4")
+    p.add_argument("--only-scale", action="store_true", help="run only the --scale builds")
+    p.add_argument("--build-child", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--work", help=argparse.SUPPRESS)
     p.add_argument("--ncci-rows", type=int, default=2_000_000)
     p.add_argument("--mirror", default=os.environ.get(
         "CLARUS_CMS_MIRROR", str(REPO.parent / "shared" / "cms-data" / "raw")))
     args = p.parse_args()
+    if args.build_child:
+        build_child(args.mirror, args.work, args.build_child)
+        return
+    if args.scale:
+        bench_scale(Path(args.mirror), [int(x) for x in args.scale.split(",")])
+        if args.only_scale:
+            return
     if not args.skip_build:
         bench_build(Path(args.mirror))
+    bench_payment()
     bench_ncci(args.ncci_rows)
     bench_open()
     bench_import()

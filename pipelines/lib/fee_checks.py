@@ -10,6 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .fees import fee
 
@@ -43,19 +44,35 @@ def spot_check(fees: pa.Table, rvu: pa.Table, gpci: pa.Table, cf: Decimal,
 
 
 def payment_mismatches(fees: pa.Table, payment: pa.Table) -> tuple[int, list[str]]:
-    """Compare with an official payment file; returns (records compared, problems)."""
-    index = {(r["hcpcs"], r["modifier"], r["mac"], r["locality"]): r for r in fees.to_pylist()}
+    """Compare with an official payment file; returns (records compared, problems).
+
+    A hash join in Arrow: only the payment records (1.5k) and the rows that differ become
+    Python objects, not the whole 1.1M-row fee table (that cost 3.8 s and 1.2 GB).
+    """
+    keys = ["hcpcs", "modifier", "mac", "locality"]
+    cols = ["nonfac_amount", "fac_amount"]
+    left = payment.select(keys + cols).append_column(
+        "_row", pa.array(range(payment.num_rows), pa.int64()))
+    # only the fee rows of codes the payment file names take part in the join
+    right = fees.filter(pc.is_in(fees.column("hcpcs"), pc.unique(payment.column("hcpcs"))))
+    right = right.select(keys + cols).rename_columns(keys + [f"_fee_{c}" for c in cols])
+    right = right.append_column("_hit", pa.array([True] * right.num_rows, pa.bool_()))
+    joined = left.join(right, keys=keys, join_type="left outer", use_threads=False)
+    joined = joined.sort_by("_row")
+    bad = pc.invert(pc.fill_null(joined.column("_hit"), False))
+    for c in cols:
+        a, b = joined.column(c), joined.column(f"_fee_{c}")
+        same = pc.or_(pc.and_(pc.is_null(a), pc.is_null(b)), pc.fill_null(pc.equal(a, b), False))
+        bad = pc.or_(bad, pc.invert(same))
     problems = []
-    rows = payment.to_pylist()
-    for p in rows:
-        key = (p["hcpcs"], p["modifier"], p["mac"], p["locality"])
-        got = index.get(key)
-        if got is None:
+    for r in joined.filter(bad).to_pylist():
+        key = tuple(r[k] for k in keys)
+        if not r["_hit"]:
             problems.append(f"{key}: in the payment file, not in fee_schedule")
             continue
-        for col in ("nonfac_amount", "fac_amount"):
-            if got[col] != p[col]:
-                problems.append(f"{key} {col}: fee_schedule {got[col]}, CMS {p[col]}")
+        for c in cols:
+            if r[f"_fee_{c}"] != r[c]:
+                problems.append(f"{key} {c}: fee_schedule {r[f'_fee_{c}']}, CMS {r[c]}")
     shown = problems[:MAX_SHOWN] + ([f"... {len(problems)} in all"]
                                     if len(problems) > MAX_SHOWN else [])
-    return len(rows), shown
+    return payment.num_rows, shown

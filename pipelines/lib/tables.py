@@ -118,7 +118,8 @@ _add(TableSpec(
         ("prior_1996", pa.bool_(), N), ("modifier_indicator", pa.string(), S),
         ("rationale", pa.string(), S),
     ),
-    ("column_1", "column_2", "effective_date", "deletion_date", "rationale"), 1_000_000, 5_000_000,
+    # upper bound: a sanity range, not a forecast (4x today's 2.5M rows must still publish)
+    ("column_1", "column_2", "effective_date", "deletion_date", "rationale"), 1_000_000, 15_000_000,
     "NCCI practitioner PtP edits; deletion_date null = active ('*').",
 ))
 _add(TableSpec(
