@@ -541,8 +541,11 @@ def test_timeline_and_outcome_follow_from_the_records(split_seeds: list[int]) ->
         deposit_auth = _c(next(t for t in plog["transactions"]
                                if t["type"] == "authorization")["amount"])
         led_deposit = [e for e in led["entries"] if "deposit" in e["description"].lower()]
-        # the deposit is applied to this bill only when the scheduler bills it
-        assert bool(led_deposit) == (scheduler == biller)
+        # a prepaid deposit is applied to this bill whoever scheduled: the scheduler's booking
+        # deposit when it bills, else the biller's own pre-registration deposit
+        assert len(led_deposit) == 1
+        if scheduler == biller:
+            assert -_c(led_deposit[0]["amount"]) == deposit_auth
         assert deposit_auth > 0
         own = [sec for sec in prv["gfe"]["providers"] if sec["name"] == biller]
         assert len(own) == 1
@@ -870,7 +873,8 @@ def test_every_amount_is_the_fee_formula(split_seeds: list[int]) -> None:
         deposit = pct_of(sched_total, v["deposit_pct"])
         auth = next(t for t in plog["transactions"] if t["type"] == "authorization")
         assert _c(auth["amount"]) == deposit
-        applied = deposit if scheduler == biller else 0
+        applied = (deposit if scheduler == biller else
+                   pct_of(_c(sections[biller]["expected_total"]), v["biller_deposit_pct"]))
         assert _c(prv["statement"]["payments"]) == applied
         assert _c(led["balance"]) == sum(_c(e["amount"]) for e in led["entries"])
         assert _c(led["balance"]) == sum(billed) - applied

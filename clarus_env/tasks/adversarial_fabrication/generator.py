@@ -27,20 +27,22 @@ The answer follows from the records the agent fetches and from nothing else:
   late or backdated GFE: the violation is the finding (the convener is named) but nothing is
   billed above the estimate, so nothing is filed (``no_action``; the patient is told the GFE
   violation can be reported to the No Surprises Help Desk).
-* **Who is responsible.** Nothing prints "convening": the convener is the party that
-  scheduled the service (it took the booking deposit: the processor log's merchant; the
-  facility record's encounter names who booked it). It is usually the party that bills; with
-  a practice and a facility on the GFE, sometimes the other one (a surgeon's office booking the
-  case at an ASC / hospital department, or the facility booking the surgeon), and then the
-  deposit is not on the biller's ledger. A GFE timing failure is the convener's (45 CFR
+* **Who is responsible.** Nothing prints "convening": the convener is the party that scheduled
+  the service (it took the booking deposit: the processor log's merchant; the facility
+  record's encounter names who booked it). It is usually the party that bills; with a practice
+  and a facility on the GFE, sometimes the other one (a surgeon's office booking the case at
+  an ASC / hospital department, or the facility booking the surgeon), and then the biller's
+  ledger applies its own pre-registration deposit and the scheduler's processor log shows its
+  own earlier visit (both records look alike whoever scheduled; only the merchant and the
+  facility's ``booked_by`` name the scheduler). A GFE timing failure is the convener's (45 CFR
   149.610(b)); a bill above a party's own expected charges is that billing party's. A
   physician practice is a provider (its own office suite, even with an MRI or a sleep lab,
   holds no facility licence: the facility record says so); an ambulatory surgical center, a
-  hospital outpatient department, an independent imaging center or sleep diagnostic center
-  is a health care facility under 45 CFR 149.610(a)(2). Every service can be convened by
-  either kind, names say nothing about the kind (half the practices carry facility-sounding
-  names, half the facilities neutral ones), and the earlier-visit distractor is the package's
-  own visit whoever convened. Co-provider and co-facility sections sit on the GFE in shuffled
+  hospital outpatient department, an independent imaging center or sleep diagnostic center is
+  a health care facility under 45 CFR 149.610(a)(2). Every service can be convened by either
+  kind, names say nothing about the kind (half the practices carry facility-sounding names,
+  half the facilities neutral ones), and the earlier-visit distractor is the package's own
+  visit whoever convened. Co-provider and co-facility sections sit on the GFE in shuffled
   order with notes in the same words; each party is held to its own section.
 * **The filing.** PPDR (45 CFR 149.620: the billing party billed at least $400 above its own
   expected charges, within 120 calendar days of receiving the bill — receipt from the
@@ -912,9 +914,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     dep_pct = rng.choice(DEPOSIT_PCTS)
     # the scheduler took the deposit toward its own expected charges; it is applied to this
-    # bill only when the scheduler is the party that bills
+    # bill when the scheduler is the party that bills. Otherwise the biller applies its own
+    # pre-service deposit, taken at pre-registration (facilities and surgeons' offices
+    # routinely collect one from self-pay patients): the ledger shows a prepaid deposit either
+    # way, and only the processor log's merchant (and the facility's booking record) names
+    # the party that scheduled
     deposit = pct_of(other_total if split else gfe_total, dep_pct)
-    applied = 0 if split else deposit
+    biller_dep_pct = rng.choice(DEPOSIT_PCTS) if split else None
+    applied = pct_of(gfe_total, biller_dep_pct) if biller_dep_pct else deposit
     balance = billed_total - applied
     auto_capture = rng.random() < 0.6
 
@@ -925,6 +932,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     prior_date = _date_between(rng, dt.date(2026, 1, 5), claimed - dt.timedelta(days=7))
     if not is_business_day(prior_date):
         prior_date = add_business_days(prior_date, 1)
+    # the scheduler's own earlier visit (a consult paid at its office), on its processor log
+    # when it is not the biller: the log shows an earlier payment whoever scheduled
+    sched_prior_claim = f"SP-{_digits(rng, 7)}"
+    while sched_prior_claim in (claim_id, old_claim_id):
+        sched_prior_claim = f"SP-{_digits(rng, 7)}"
+    sched_prior_amount = pct_of(prior_fee, MULTIPLES[rng.randrange(len(MULTIPLES))])
     include_old_claim = rng.random() < 0.85
     include_old_record = include_old_claim and rng.random() < 0.3
 
@@ -1046,7 +1059,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # check-in: the ledger never dates the booking (only the processor log does)
         *([{"date": iso(dos), "type": "patient_payment",
             "description": f"Prepaid deposit applied, appointment {appt} ({card} ****{last4})",
-            "amount": dollars(-deposit), "reference": appt}] if applied else []),
+            "amount": dollars(-applied), "reference": appt}] if applied else []),
         *({"date": iso(dos), "type": "charge",
            "description": f"{b['hcpcs']} {_describe(ref, b['hcpcs'])}",
            "amount": dollars(b["amount"]), "reference": claim_id} for b in billed),
@@ -1073,9 +1086,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     auth_code = _token(rng, 6, "0123456789ABCDEF")
     prior_stamp = utc_stamp(state, prior_date, rng.randrange(9 * 60, 17 * 60), rng.randrange(60))
     transactions = [
-        # the earlier visit was paid to the party that bills (this log is the scheduler's)
-        *([txn(prior_stamp, "sale", prior_amount, "settled", old_claim_id,
-               f"Office payment, claim {old_claim_id}")] if not split else []),
+        # an earlier visit paid to the scheduler (this log is the scheduler's): the one on the
+        # biller's ledger when it bills, else its own consult
+        (txn(prior_stamp, "sale", prior_amount, "settled", old_claim_id,
+             f"Office payment, claim {old_claim_id}") if not split else
+         txn(prior_stamp, "sale", sched_prior_amount, "settled", sched_prior_claim,
+             f"Office payment, claim {sched_prior_claim}")),
         txn(sched_stamp, "authorization", deposit, "approved", appt,
             f"Scheduling deposit at online booking: {pkg['service']}, appointment {appt} on "
             f"{iso(dos)}", auth_code),
@@ -1271,6 +1287,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "co_providers": len(sections) - 1,
         "near_threshold": 34_000 <= excess <= 46_000, "window_open": window_open,
         "days_since_bill": age, "self_pay_pct": m, "deposit_pct": dep_pct,
+        "biller_deposit_pct": biller_dep_pct,
         "auto_capture": auto_capture,
         "billed_pcts": [[b["hcpcs"], b["pct"]] for b in billed],
         "co_provider_pct": co_m, "other_section_pct": other_m,
