@@ -50,6 +50,7 @@ from ...scenario import rng_for
 from ...splits import split_of
 from . import em, grammar, tier2
 from .catalog import Catalog, load_catalog, with_seventh
+from .grammar import pick, randint
 
 TASK = "medical_coding"
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -183,6 +184,12 @@ class _Pools:
             if c.get("alternatives") or c.get("sequence_free") or c.get("digit_modifiers")
         )
         self.ref = ref
+        self.chronic_12 = [c for c in self.chronic if c["age"][0] >= 12]
+        # candidates that fit (age, sex), per pool list the pools own (stable ids)
+        self._owned = {id(x) for x in (self.chronic, self.chronic_12, self.history_like,
+                                       self.screen, self.reason)}
+        self._fitting: dict[tuple[int, int, str], list[dict[str, Any]]] = {}
+        self._neg_words: dict[str, list[str]] = {}
         self._excl: dict[str, list[tuple[str, str]]] = {}
         self._t2: dict[str, tuple[list, list]] = {}
         self.synonyms: dict[str, list[str]] = {}
@@ -190,6 +197,8 @@ class _Pools:
         self.titles: set[str] = set()
         if ref is not None:
             self._drop_title_synonyms(ref)
+            for split in tier2.SPLIT_NAMES:  # built once per process, not on a first case
+                self.tier2_split(split)
         self.alt_procedures = {
             p["cpt"]: p
             for p in cat.procedures
@@ -198,6 +207,20 @@ class _Pools:
             or p.get("optional_supply")
             or p["kind"].startswith("preventive")
         }
+
+    def fitting(self, pool: list[dict[str, Any]], age: int, sex: str) -> list[dict[str, Any]]:
+        """The conditions of ``pool`` that fit the patient (cached for the pools' own lists)."""
+        if id(pool) not in self._owned:
+            return [c for c in pool if _fits(c, age, sex)]
+        key = (id(pool), age, sex)
+        if key not in self._fitting:
+            self._fitting[key] = [c for c in pool if _fits(c, age, sex)]
+        return self._fitting[key]
+
+    def negation_words(self, c: dict[str, Any]) -> list[str]:
+        if c["id"] not in self._neg_words:
+            self._neg_words[c["id"]] = _negation_words(self, c)
+        return self._neg_words[c["id"]]
 
     def tier2_split(self, split: str) -> tuple[list, list]:
         """(held-out entries, shared entries) of the tier-2 pool for ``split``; train has no
@@ -213,9 +236,10 @@ class _Pools:
         """An Excludes1 note at either code (or an ancestor) names the other."""
         if self.ref is None:
             return False
+        known = tier2.load()["excludes1"]  # precomputed for every tier-2 and curated code
         for x in (a, b):
             if x not in self._excl:
-                self._excl[x] = tier2.excluded_refs(self.ref, x)
+                self._excl[x] = known[x] if x in known else tier2.excluded_refs(self.ref, x)
         return any(tier2.covered(b, lo, hi) for lo, hi in self._excl[a]) or any(
             tier2.covered(a, lo, hi) for lo, hi in self._excl[b])
 
@@ -281,8 +305,8 @@ def _fits(c: dict[str, Any], age: int, sex: str) -> bool:
 
 def _patient(rng: random.Random, c: dict[str, Any]) -> tuple[int, str]:
     lo, hi = c["age"]
-    age = rng.randint(lo, min(hi, 94))
-    sex = c["sex"] if c["sex"] != "any" else rng.choice(("female", "male"))
+    age = randint(rng, lo, min(hi, 94))
+    sex = c["sex"] if c["sex"] != "any" else pick(rng, ("female", "male"))
     return age, sex
 
 
@@ -308,13 +332,13 @@ class _Item:
         variants = pools.cat.variants(cond)
         if variant is None:
             choices = [v for v in variants if allow_bilateral or v.get("side") != "bilateral"]
-            variant = rng.choice(choices)
+            variant = pick(rng, choices)
         self.variant = variant
         if cond.get("seventh") and seventh is None:
-            seventh = rng.choice(cond["seventh"])
+            seventh = pick(rng, cond["seventh"])
         self.seventh = seventh
         self.side = variant.get("side")
-        self.synonym = rng.choice(pools.synonyms.get(cond["id"]) or cond["synonyms"])
+        self.synonym = pick(rng, pools.synonyms.get(cond["id"]) or cond["synonyms"])
         self.codes = pools.cat.codes_for(cond, variant, seventh, self.synonym)
         self.text = _render(rng, self.synonym, variant,
                             pools.phrases.get((cond["id"], variant.get("id", ""))))
@@ -332,29 +356,29 @@ def _render(rng: random.Random, template: str, variant: dict[str, Any],
     out = template
     pool = phrases or variant["phrases"]
     if "{side}" in out:
-        out = out.replace("{side}", rng.choice(pool))
+        out = out.replace("{side}", pick(rng, pool))
     if "{v}" in out:
-        out = out.replace("{v}", rng.choice(pool))
+        out = out.replace("{v}", pick(rng, pool))
     return out
 
 
 def _site_text(rng: random.Random, item: _Item) -> str:
     site = item.cond.get("site", "")
     if item.side == "bilateral":
-        return f"{rng.choice(SIDE_WORDS['bilateral'])} {site}s"
+        return f"{pick(rng, SIDE_WORDS['bilateral'])} {site}s"
     return f"{SIDE_WORDS[item.side][0] if item.side else ''} {site}".strip()
 
 
 def _proc_text(rng: random.Random, proc: dict[str, Any], item: _Item | None) -> str:
-    text = rng.choice(proc["synonyms"])
+    text = pick(rng, proc["synonyms"])
     if "{site}" in text:
         text = text.replace("{site}", _site_text(rng, item) if item else "site")
     if "{size}" in text:
         lo, hi = proc["size_cm"]
-        text = text.replace("{size}", f"{rng.randint(int(lo * 10), int(hi * 10)) / 10:.1f}")
+        text = text.replace("{size}", f"{randint(rng, int(lo * 10), int(hi * 10)) / 10:.1f}")
     if "{n}" in text:
         lo, hi = proc.get("count", [1, 14])
-        text = text.replace("{n}", str(rng.randint(lo, hi)))
+        text = text.replace("{n}", str(randint(rng, lo, hi)))
     return text
 
 
@@ -379,11 +403,11 @@ def _add_coexisting(
     pool: list[dict[str, Any]],
 ) -> None:
     """Add up to n conditions from pool that fit the patient and clash with no group."""
-    cands = [c for c in pool if _fits(c, age, sex)]
+    cands = pools.fitting(pool, age, sex)
     for _ in range(n * 4):
         if n <= 0 or not cands:
             break
-        c = rng.choice(cands)
+        c = pick(rng, cands)
         if _compatible(items, c):
             it = _Item(pools, rng, c)
             it.role = "coexisting"
@@ -443,19 +467,19 @@ def _em(
         focus, focus_kind = top.text, top.problem
     else:
         focus, focus_kind = "today's problem", "minor"
-    risk = rng.choice(_RISK_CHOICES[p])
+    risk = pick(rng, _RISK_CHOICES[p])
     if risk == 3 and focus_kind not in _ADMIT_KINDS:
         risk = 2  # admission is discussed only for an acute systemic / worsening / unclear problem
-    d_target = rng.choice(_DATA_CHOICES[p])
+    d_target = pick(rng, _DATA_CHOICES[p])
     data = _draw_data(rng, d_target, age)
     level = em.em_level_from_mdm(em.mdm_level(p, em.data_level(data), risk))
     d_hpi, d_plan = grammar.data_sentences(rng, data, age, grammar.caregiver(rng, age))
     hpi.extend(d_hpi)
     lines = [*d_plan, grammar.risk_sentence(rng, risk, focus, age)]
     if rng.random() < 0.35:
-        t_level = min(5, max(2, level + rng.choice((-1, 0, 1))))
+        t_level = min(5, max(2, level + pick(rng, (-1, 0, 1))))
         lo, hi = em.time_range(t_level, new)
-        minutes = rng.randint(lo, hi)
+        minutes = randint(rng, lo, hi)
         lines.append(grammar.time_sentence(rng, minutes, procedure_day))
         level = max(level, t_level)
     proc = pools.em[("em_new" if new else "em_est", level)]
@@ -474,20 +498,20 @@ def _draw_data(rng: random.Random, target: int, age: int) -> em.Data:
     """A set of data elements whose AMA category level is ``target``."""
     historian = age < 12 and rng.random() < 0.7
     if target == 0:
-        return em.Data(tests_ordered=rng.choice((0, 1)) if not historian else 0,
+        return em.Data(tests_ordered=pick(rng, (0, 1)) if not historian else 0,
                        independent_historian=False)
     if target == 1:
         if historian:
-            return em.Data(independent_historian=True, tests_ordered=rng.choice((0, 1)))
-        a = rng.choice((0, 1, 2))
-        b = rng.choice((0, 1, 2 - a)) if a < 2 else 0
+            return em.Data(independent_historian=True, tests_ordered=pick(rng, (0, 1)))
+        a = pick(rng, (0, 1, 2))
+        b = pick(rng, (0, 1, 2 - a)) if a < 2 else 0
         return em.Data(tests_ordered=a, results_reviewed=b, external_notes=2 - a - b)
-    cat1 = rng.choice((0, 1, 2, 3))
+    cat1 = pick(rng, (0, 1, 2, 3))
     split = [0, 0, 0]
     for _ in range(cat1):
         split[rng.randrange(3)] += 1
     if target == 2:
-        kind = rng.choice(("cat1", "cat1", "interp", "discuss"))
+        kind = pick(rng, ("cat1", "cat1", "interp", "discuss"))
         if kind == "cat1":
             need = 3 - int(historian)
             split = [0, 0, 0]
@@ -524,13 +548,13 @@ def _preventive_code(pools: _Pools, age: int, new: bool) -> dict[str, Any]:
 def _sex_word(rng: random.Random, age: int, sex: str) -> str:
     if age < 13:
         return (
-            rng.choice(("girl", "female child", "F"))
+            pick(rng, ("girl", "female child", "F"))
             if sex == "female"
-            else rng.choice(("boy", "male child", "M"))
+            else pick(rng, ("boy", "male child", "M"))
         )
     if sex == "female":
-        return rng.choice(("woman", "female", "F"))
-    return rng.choice(("man", "male", "M"))
+        return pick(rng, ("woman", "female", "F"))
+    return pick(rng, ("man", "male", "M"))
 
 
 _SYSTEMS_BY_PREFIX = (
@@ -595,7 +619,7 @@ def _join(rng: random.Random, parts: list[str]) -> str:
         return ""
     if len(parts) == 1:
         return parts[0]
-    return rng.choice(
+    return pick(rng,
         (", ".join(parts[:-1]) + " and " + parts[-1], ", ".join(parts), "; ".join(parts))
     )
 
@@ -606,7 +630,7 @@ _NOT_NOUNS = frozenset({"febrile", "short of breath"})  # read wrong after "Repo
 
 def _symptom_word(rng: random.Random, pools: _Pools, cond: dict[str, Any]) -> str:
     words = pools.synonyms.get(cond["id"]) or cond["synonyms"]
-    return rng.choice([s for s in words if s not in _NOT_NOUNS])
+    return pick(rng, [s for s in words if s not in _NOT_NOUNS])
 
 
 def _build_note(
@@ -634,14 +658,14 @@ def _build_note(
         else f"{age}yo {_sex_word(rng, age, sex)}"
     )
     status = (
-        rng.choice(("new patient", "new to the practice", "new pt"))
+        pick(rng, ("new patient", "new to the practice", "new pt"))
         if new
-        else rng.choice(("established patient", "est. patient", "returning patient"))
+        else pick(rng, ("established patient", "est. patient", "returning patient"))
     )
     sections: dict[str, str] = {}
     sections["cc"] = cc
     hpi = [
-        rng.choice(
+        pick(rng,
             (
                 f"{who}, {status}, presents with {cc}.",
                 f"{who} ({status}) here for {cc}.",
@@ -654,14 +678,14 @@ def _build_note(
     hpi.extend(hpi_extra)
     if positives:
         hpi.append(
-            rng.choice(("Reports ", "Endorses ", "Positive for "))
+            pick(rng, ("Reports ", "Endorses ", "Positive for "))
             + _join(rng, [_symptom_word(rng, pools, c) for c in positives])
             + "."
         )
     neg_words = [n["phrase"] for n in negated]
     neg_in_hpi = rng.random() < 0.4
     if negated and neg_in_hpi:
-        hpi.append(rng.choice(("Denies ", "No ", "Negative for ")) + _join(rng, neg_words) + ".")
+        hpi.append(pick(rng, ("Denies ", "No ", "Negative for ")) + _join(rng, neg_words) + ".")
     codes = [c for i in items for c in i.codes]
     avoid = {tag for tag, pre in _SOCIAL_CONFLICTS if any(c.startswith(pre) for c in codes)}
     extras = grammar.social_history(rng, age, sex, distractors, avoid)
@@ -669,16 +693,16 @@ def _build_note(
     coexisting = [i for i in items if i.role in ("coexisting", "history")]
     pmh = [i.text for i in coexisting]
     sections["pmh"] = (
-        "; ".join(pmh) if pmh else rng.choice(("none", "noncontributory", "unremarkable"))
+        "; ".join(pmh) if pmh else pick(rng, ("none", "noncontributory", "unremarkable"))
     )
     meds = [i.status_text for i in items if i.status_text]
     if meds:
         sections["meds"] = "; ".join(meds)
     ros = []
     if negated and not neg_in_hpi:
-        ros.append(rng.choice(("Denies ", "Negative for ", "No ")) + _join(rng, neg_words) + ".")
+        ros.append(pick(rng, ("Denies ", "Negative for ", "No ")) + _join(rng, neg_words) + ".")
     ros.append(
-        rng.choice(grammar.ROS_REST) + " " + rng.choice(grammar.ROS_NEGATIVE)
+        pick(rng, grammar.ROS_REST) + " " + pick(rng, grammar.ROS_NEGATIVE)
     )
     if extras:
         sections["sh"] = " ".join(extras)
@@ -693,7 +717,7 @@ def _build_note(
     for i in items:
         if i.role in ("status",):
             continue
-        finding = rng.choice(i.cond["findings"]).rstrip(".")
+        finding = pick(rng, i.cond["findings"]).rstrip(".")
         normal = next((sys for sys, pat in _NORMAL_FINDING if pat.search(finding)), None)
         if normal and normal in blocked - _systems(i):
             continue  # "lungs clear" for an old pneumonia, beside a COPD exacerbation
@@ -703,7 +727,7 @@ def _build_note(
             continue
         findings.append(finding[:1].upper() + finding[1:] + ".")
     exam = [grammar.vitals(rng, age, febrile, hypertensive), *findings]
-    exam.extend(grammar.normal_exam(rng, age, blocked, rng.choice((1, 1, 2, 3))))
+    exam.extend(grammar.normal_exam(rng, age, blocked, pick(rng, (1, 1, 2, 3))))
     sections["exam"] = " ".join(exam)
     lines = []
     for i in items:
@@ -725,11 +749,11 @@ def _build_note(
     else:
         sections["assessment"] = "\n" + "\n".join(f"- {line}" for line in lines)
     sections["plan"] = " ".join(p.rstrip(".") + "." for p in plan)
-    order = rng.choice(ORDERS)
+    order = pick(rng, ORDERS)
     out = []
     for key in order:
         if key in sections:
-            out.append(f"{rng.choice(HEADERS[key])} {sections[key]}")
+            out.append(f"{pick(rng, HEADERS[key])} {sections[key]}")
     return "\n".join(out)
 
 
@@ -741,6 +765,8 @@ def _negations(
     mentioned: set[str],
     n: int,
 ) -> list[dict[str, Any]]:
+    if n <= 0:
+        return []
     blocked = set(mentioned)
     for i in items:
         blocked.update(i.cond.get("integral", []))
@@ -754,7 +780,7 @@ def _negations(
     return [
         {
             "id": c["id"],
-            "phrase": rng.choice(_negation_words(pools, c)),
+            "phrase": pick(rng, pools.negation_words(c)),
             "code": c["codes"][0],
         }
         for c in chosen
@@ -789,7 +815,7 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
     cpt: list[str] = []
     rules = []
     if roll < 0.55:
-        cond = rng.choice(pools.easy_acute)
+        cond = pick(rng, pools.easy_acute)
         age, sex = _patient(rng, cond)
         item = _Item(pools, rng, cond)
         items = [item]
@@ -798,11 +824,11 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             pools.procs[p] for p in cond.get("procedures", []) if pools.procs[p]["kind"] == "test"
         ]
         if tests and rng.random() < 0.5:
-            t = rng.choice(tests)
+            t = pick(rng, tests)
             plan.append(_proc_text(rng, t, item))
             cpt.append(t["cpt"])
         plan.append(
-            rng.choice(
+            pick(rng,
                 (
                     "Return precautions given.",
                     "Treatment plan reviewed with patient.",
@@ -813,7 +839,7 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         )
         plan.append(doc)
         cpt.insert(0, em["cpt"])
-        cc = rng.choice(cond["complaints"])
+        cc = pick(rng, cond["complaints"])
         rules.append(cond["rule"])
         return _finish(
             rng,
@@ -827,11 +853,11 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             rules,
             plan,
             difficulty="easy",
-            negations=rng.choice((0, 0, 1)),
+            negations=pick(rng, (0, 0, 1)),
             hpi_extra=hpi_extra,
         )
     if roll < 0.75:
-        cond = rng.choice(pools.easy_proc)
+        cond = pick(rng, pools.easy_proc)
         age, sex = _patient(rng, cond)
         procs = [
             pools.procs[p]
@@ -840,14 +866,14 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         ]
         if not procs:
             return _case_easy(rng, pools)
-        proc = rng.choice(procs)
+        proc = pick(rng, procs)
         allow_bi = "50" in proc.get("laterality_modifiers", ["50"])
         item = _Item(pools, rng, cond, allow_bilateral=allow_bi)
         plan.append(_proc_text(rng, proc, item))
         plan.append(
-            rng.choice(("Tolerated well.", "No complications.", "Aftercare instructions given."))
+            pick(rng, ("Tolerated well.", "No complications.", "Aftercare instructions given."))
         )
-        cc = rng.choice((f"scheduled procedure for {item.text}", f"procedure visit: {item.text}"))
+        cc = pick(rng, (f"scheduled procedure for {item.text}", f"procedure visit: {item.text}"))
         rules.append("procedure-only visit: no separate E/M")
         if proc.get("laterality_modifiers"):
             rules.append("procedure laterality modifier")
@@ -873,7 +899,7 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         item = _Item(pools, rng, cond)
         prev = _preventive_code(pools, age, new)
         plan.append(
-            rng.choice(
+            pick(rng,
                 (
                     "Age-appropriate counseling and anticipatory guidance provided.",
                     "Screening recommendations reviewed; no abnormal findings.",
@@ -881,7 +907,7 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
                 )
             )
         )
-        cc = rng.choice(cond["complaints"] + cond["synonyms"])
+        cc = pick(rng, cond["complaints"] + cond["synonyms"])
         rules.append("preventive visit code by age and new/established status")
         return _finish(
             rng,
@@ -895,10 +921,10 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             rules,
             plan,
             difficulty="easy",
-            negations=rng.choice((0, 1)),
+            negations=pick(rng, (0, 1)),
             preventive=True,
         )
-    cond = rng.choice(pools.solo)
+    cond = pick(rng, pools.solo)
     age, sex = _patient(rng, cond)
     item = _Item(pools, rng, cond)
     procs = [pools.procs[p] for p in cond.get("procedures", [])]
@@ -917,7 +943,7 @@ def _case_easy(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         age,
         sex,
         new,
-        rng.choice(cond["complaints"]),
+        pick(rng, cond["complaints"]),
         [item],
         cpt,
         rules,
@@ -966,32 +992,32 @@ def _case_medium(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             age,
             sex,
             new,
-            rng.choice(("annual physical", "yearly checkup")),
+            pick(rng, ("annual physical", "yearly checkup")),
             items,
             cpt,
             rules,
             plan,
             difficulty="medium",
-            negations=rng.choice((0, 1)),
+            negations=pick(rng, (0, 1)),
             preventive=True,
         )
-    cond = rng.choice(pools.reason)
+    cond = pick(rng, pools.reason)
     age, sex = _patient(rng, cond)
     main = _Item(pools, rng, cond)
     main.role = "primary"
     items = [main]
-    pool = [c for c in pools.chronic if c["age"][0] >= 12] if age >= 12 else pools.chronic
-    _add_coexisting(pools, rng, items, age, sex, rng.choice((1, 2, 2, 3)), pool)
+    pool = pools.chronic_12 if age >= 12 else pools.chronic
+    _add_coexisting(pools, rng, items, age, sex, pick(rng, (1, 2, 2, 3)), pool)
     _add_status(pools, rng, items, age, sex)
     em, doc = _em(pools, rng, [i for i in items if i.role != "status"], new, age, hpi_extra)
     cpt.append(em["cpt"])
     tests = [pools.procs[p] for p in cond.get("procedures", []) if pools.procs[p]["kind"] == "test"]
     if tests and rng.random() < 0.6:
-        t = rng.choice(tests)
+        t = pick(rng, tests)
         plan.append(_proc_text(rng, t, main))
         cpt.append(t["cpt"])
     plan.append(
-        rng.choice(
+        pick(rng,
             (
                 "Medication list reconciled.",
                 "Problem list updated.",
@@ -1003,9 +1029,9 @@ def _case_medium(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         )
     )
     plan.append(doc)
-    cc = rng.choice(cond["complaints"])
+    cc = pick(rng, cond["complaints"])
     if cond["kind"] == "chronic" and not new and rng.random() < 0.5:
-        cc = rng.choice((f"follow-up of {main.text}", f"f/u {main.text}",
+        cc = pick(rng, (f"follow-up of {main.text}", f"f/u {main.text}",
                          f"recheck of {main.text}"))
     rules.append(cond["rule"])
     return _finish(
@@ -1020,13 +1046,13 @@ def _case_medium(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         rules,
         plan,
         difficulty="medium",
-        negations=rng.choice((0, 1, 2)),
+        negations=pick(rng, (0, 1, 2)),
         hpi_extra=hpi_extra,
     )
 
 
 def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
-    kind = rng.choice(
+    kind = pick(rng,
         (
             "combination",
             "combination",
@@ -1049,43 +1075,43 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
     uncertain_lines: list[str] = []
     positives_extra: list[dict[str, Any]] = []
     if kind == "combination":
-        cond = rng.choice(pools.combination)
+        cond = pick(rng, pools.combination)
         age, sex = _patient(rng, cond)
         main = _Item(pools, rng, cond)
         main.role = "primary"
         items = [main]
-        _add_coexisting(pools, rng, items, age, sex, rng.choice((1, 2)), pools.chronic)
+        _add_coexisting(pools, rng, items, age, sex, pick(rng, (1, 2)), pools.chronic)
         _add_status(pools, rng, items, age, sex)
         if rng.random() < 0.5:
             _add_coexisting(pools, rng, items, age, sex, 1, pools.history_like)
         em, doc = _em(pools, rng, [i for i in items if i.role != "status"], new, age, hpi_extra)
         cpt.append(em["cpt"])
         plan.append(doc)
-        cc = rng.choice(cond["complaints"])
+        cc = pick(rng, cond["complaints"])
         rules.append(cond["rule"])
     elif kind == "injury":
-        cond = rng.choice(pools.injury)
+        cond = pick(rng, pools.injury)
         age, sex = _patient(rng, cond)
-        seventh = rng.choice(cond["seventh"])
+        seventh = pick(rng, cond["seventh"])
         procs = [pools.procs[p] for p in cond.get("procedures", [])] if seventh == "A" else []
-        proc = rng.choice(procs) if procs and rng.random() < 0.8 else None
+        proc = pick(rng, procs) if procs and rng.random() < 0.8 else None
         allow_bi = False
         main = _Item(pools, rng, cond, seventh=seventh, allow_bilateral=allow_bi)
         main.role = "primary"
         items = [main]
         cause_codes = []
         if cond.get("external_causes"):
-            cause = pools.cat.causes_by_id[rng.choice(cond["external_causes"])]
+            cause = pools.cat.causes_by_id[pick(rng, cond["external_causes"])]
             cause_codes.append(with_seventh(cause["stem"], seventh))
             hpi_extra.append(
-                rng.choice(("Mechanism: ", "States the patient ", "Injury occurred when patient "))
-                + rng.choice(cause["phrases"])
+                pick(rng, ("Mechanism: ", "States the patient ", "Injury occurred when patient "))
+                + pick(rng, cause["phrases"])
                 + "."
             )
             rules.append("external cause code, same 7th character, never primary")
-        days = rng.randint(0, 2) if seventh == "A" else rng.randint(10, 42)
+        days = randint(rng, 0, 2) if seventh == "A" else randint(rng, 10, 42)
         encounter_line = (
-            rng.choice(
+            pick(rng,
                 (
                     f"Initial visit for this injury, sustained {days} day(s) ago; "
                     "active treatment today.",
@@ -1093,7 +1119,7 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
                 )
             )
             if seventh == "A"
-            else rng.choice(
+            else pick(rng,
                 (
                     f"Follow-up visit {days} days after the injury; routine healing, "
                     "no new problems.",
@@ -1143,7 +1169,7 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             em, doc = _em(pools, rng, evaluated, new, age, hpi_extra)
             cpt.append(em["cpt"])
             plan.append(doc)
-        cc = rng.choice(cond["complaints"])
+        cc = pick(rng, cond["complaints"])
         items_codes_extra = cause_codes
         return _finish(
             rng,
@@ -1157,14 +1183,14 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             rules,
             plan,
             difficulty="hard",
-            negations=rng.choice((1, 2, 3)),
+            negations=pick(rng, (1, 2, 3)),
             extra_codes=items_codes_extra,
             hpi_extra=hpi_extra,
             encounter_line=encounter_line,
             procedure_only=proc is not None and len(items) == 1,
         )
     elif kind == "uncertain":
-        cond = rng.choice(pools.uncertain)
+        cond = pick(rng, pools.uncertain)
         age, sex = _patient(rng, cond)
         syms = [pools.cat.by_id[s] for s in cond["uncertain"]["symptoms"]]
         items = []
@@ -1173,17 +1199,17 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             it.role = "symptom"
             items.append(it)
         items[0].role = "primary"
-        _add_coexisting(pools, rng, items, age, sex, rng.choice((0, 1, 2)), pools.chronic)
+        _add_coexisting(pools, rng, items, age, sex, pick(rng, (0, 1, 2)), pools.chronic)
         positives_extra = syms
-        term = rng.choice(cond["uncertain"]["terms"])
+        term = pick(rng, cond["uncertain"]["terms"])
         uncertain_lines.append(
-            f"{term}{grammar.status_suffix(rng, 'undiagnosed')}, {rng.choice(UNCERTAIN_PLANS)}"
+            f"{term}{grammar.status_suffix(rng, 'undiagnosed')}, {pick(rng, UNCERTAIN_PLANS)}"
         )
         em, doc = _em(pools, rng, [i for i in items if i.role != "symptom"], new, age, hpi_extra,
                       undiagnosed=True)
         cpt.append(em["cpt"])
         plan.append(doc)
-        cc = rng.choice(syms[0]["synonyms"])
+        cc = pick(rng, syms[0]["synonyms"])
         rules.append("uncertain dx codes symptoms")
         # the symptom items are coded but written only as complaints, not as assessed diagnoses
         return _finish(
@@ -1198,16 +1224,16 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             rules,
             plan,
             difficulty="hard",
-            negations=rng.choice((1, 2, 3)),
+            negations=pick(rng, (1, 2, 3)),
             uncertain=uncertain_lines,
             positives_extra=positives_extra,
             symptoms_in_assessment=rng.random() < 0.5,
         )
     elif kind == "procedure_em":
-        cond = rng.choice(pools.lateral_proc)
+        cond = pick(rng, pools.lateral_proc)
         age, sex = _patient(rng, cond)
         proc = pools.procs[
-            rng.choice(
+            pick(rng,
                 [p for p in cond["procedures"] if pools.procs[p].get("laterality_modifiers")]
             )
         ]
@@ -1241,9 +1267,9 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             "procedure laterality modifier",
             "modifier 25 on a separately identifiable E/M with a same-day procedure",
         ]
-        cc = rng.choice(
+        cc = pick(rng,
             (
-                f"{rng.choice(cond['complaints'])}, here for procedure",
+                f"{pick(rng, cond['complaints'])}, here for procedure",
                 f"scheduled treatment of {main.text}",
             )
         )
@@ -1253,7 +1279,7 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         main = _Item(pools, rng, cond)
         main.role = "primary"
         items = [main]
-        _add_coexisting(pools, rng, items, age, sex, rng.choice((1, 1, 2)), pools.screen)
+        _add_coexisting(pools, rng, items, age, sex, pick(rng, (1, 1, 2)), pools.screen)
         for i in items[1:]:
             i.role = "finding"
         prev = _preventive_code(pools, age, new)
@@ -1263,7 +1289,7 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             "preventive encounter with abnormal finding (+ code the finding)",
             "preventive visit code by age and new/established status",
         ]
-        cc = rng.choice(("annual physical", "yearly wellness exam"))
+        cc = pick(rng, ("annual physical", "yearly wellness exam"))
         return _finish(
             rng,
             pools,
@@ -1276,16 +1302,16 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             rules,
             plan,
             difficulty="hard",
-            negations=rng.choice((1, 2)),
+            negations=pick(rng, (1, 2)),
             preventive=True,
         )
     elif kind == "sequela":
-        cond = rng.choice(pools.sequela)
+        cond = pick(rng, pools.sequela)
         age, sex = _patient(rng, cond)
         main = _Item(pools, rng, cond)
         main.role = "primary"
         items = [main]
-        _add_coexisting(pools, rng, items, age, sex, rng.choice((0, 1)), pools.chronic)
+        _add_coexisting(pools, rng, items, age, sex, pick(rng, (0, 1)), pools.chronic)
         em, doc = _em(pools, rng, items, new, age, hpi_extra)
         cpt.append(em["cpt"])
         plan.append(doc)
@@ -1293,20 +1319,20 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             "The original injury healed months ago; today's concern is the residual effect."
         )
         rules.append(cond["rule"])
-        cc = rng.choice(cond["complaints"])
+        cc = pick(rng, cond["complaints"])
     else:  # history vs current
-        cond = rng.choice([c for c in pools.reason if c["kind"] == "acute"])
+        cond = pick(rng, [c for c in pools.reason if c["kind"] == "acute"])
         age, sex = _patient(rng, cond)
         main = _Item(pools, rng, cond)
         main.role = "primary"
         items = [main]
-        _add_coexisting(pools, rng, items, age, sex, rng.choice((1, 2)), pools.history_like)
-        _add_coexisting(pools, rng, items, age, sex, rng.choice((0, 1)), pools.chronic)
+        _add_coexisting(pools, rng, items, age, sex, pick(rng, (1, 2)), pools.history_like)
+        _add_coexisting(pools, rng, items, age, sex, pick(rng, (0, 1)), pools.chronic)
         em, doc = _em(pools, rng, [i for i in items if i.role != "history"], new, age, hpi_extra)
         cpt.append(em["cpt"])
         plan.append(doc)
         rules.append("history of vs current")
-        cc = rng.choice(cond["complaints"])
+        cc = pick(rng, cond["complaints"])
     for i in items:
         if i.role == "coexisting" and i.cond["kind"] in ("history", "status"):
             i.role = "history"
@@ -1322,7 +1348,7 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         rules,
         plan,
         difficulty="hard",
-        negations=rng.choice((1, 2, 3)),
+        negations=pick(rng, (1, 2, 3)),
         hpi_extra=hpi_extra,
         encounter_line=encounter_line,
     )
@@ -1394,7 +1420,7 @@ def _finish(
         uncertain=uncertain or [],
         plan=plan,
         encounter_line=encounter_line,
-        distractors=rng.randint(0, 3),
+        distractors=randint(rng, 0, 3),
     )
     payer = payer_for(age)
     lines = PAYER_LINES[payer]  # a checksum of the note picks the wording: no rng draw
@@ -1564,20 +1590,20 @@ def _t2_condition(entry: dict[str, Any], phrases: list[str]) -> dict[str, Any]:
 def _case_tier2(rng: random.Random, pools: _Pools, difficulty: str, split: str) -> dict[str, Any]:
     held, shared = pools.tier2_split(split)
     pool = held if held and (not shared or rng.random() < TIER2_HELD_OUT) else shared
-    entry, phrases = rng.choice(pool)
+    entry, phrases = pick(rng, pool)
     cond = _t2_condition(entry, phrases)
     age, sex = _patient(rng, cond)
     new = rng.random() < 0.25
     main = _Item(pools, rng, cond)
     main.role = "primary"
     items = [main]
-    cc = rng.choice(_T2_CC_NEW if new else _T2_CC_EST).replace("{p}", main.text)
+    cc = pick(rng, _T2_CC_NEW if new else _T2_CC_EST).replace("{p}", main.text)
     rules = [cond["rule"]]
     hpi_extra: list[str] = []
     if difficulty != "easy":
         rules.append("primary = reason for visit; coexisting conditions secondary")
-        chronic = [c for c in pools.chronic if c["age"][0] >= 12] if age >= 12 else pools.chronic
-        _add_coexisting(pools, rng, items, age, sex, rng.choice((1, 2)), chronic)
+        chronic = pools.chronic_12 if age >= 12 else pools.chronic
+        _add_coexisting(pools, rng, items, age, sex, pick(rng, (1, 2)), chronic)
         if difficulty == "hard":
             _add_status(pools, rng, items, age, sex)
             _add_coexisting(pools, rng, items, age, sex, 1, pools.history_like)
@@ -1596,4 +1622,4 @@ def _case_tier2(rng: random.Random, pools: _Pools, difficulty: str, split: str) 
                        new, age, hpi_extra)
     plan = [doc]
     return _finish(rng, pools, age, sex, new, cc, items, [em_proc["cpt"]], rules, plan,
-                   difficulty=difficulty, negations=rng.choice((0, 1, 2)), hpi_extra=hpi_extra)
+                   difficulty=difficulty, negations=pick(rng, (0, 1, 2)), hpi_extra=hpi_extra)

@@ -305,10 +305,20 @@ def build(ref: Any, xml_path: Path | None = None) -> dict[str, Any]:
             "sex": sex,
             "age": age,
             "phrases": partition(code, phrases),
+            "excludes1": _refs_list(ref, code),
         })
+    curated_codes = sorted(load_catalog().all_icd10_codes())
     return {"source": {"reference_release": ref.release, "tabular": path.name,
                        "titles_checked": len(titles)},
-            "codes": entries}
+            "codes": entries,
+            # Excludes1 references of every curated code, so building a case never walks the
+            # tabular tree
+            "curated_excludes1": {c: _refs_list(ref, c) for c in curated_codes
+                                  if ref.icd10cm(c) is not None}}
+
+
+def _refs_list(ref: Any, code: str) -> list[list[str]]:
+    return [list(x) for x in sorted(set(excluded_refs(ref, code)))]
 
 
 def write(ref: Any, path: Path = TIER2_FILE) -> int:
@@ -326,7 +336,9 @@ def load() -> dict[str, Any]:
     for e in data["codes"]:
         for split, phrases in e["phrases"].items():
             by_split[split].append((e, phrases))
-    return {"codes": data["codes"], "by_split": by_split}
+    excludes = {c: [tuple(x) for x in refs] for c, refs in data["curated_excludes1"].items()}
+    excludes.update({e["code"]: [tuple(x) for x in e["excludes1"]] for e in data["codes"]})
+    return {"codes": data["codes"], "by_split": by_split, "excludes1": excludes}
 
 
 def problems(ref: Any) -> list[str]:
@@ -352,6 +364,8 @@ def problems(ref: Any) -> list[str]:
             out.append(f"tier2 {code}: the title is used verbatim")
         if role_of(code) != "shared" and "train" in e["phrases"]:
             out.append(f"tier2 {code}: held-out code has train phrasings")
+        if [tuple(x) for x in e["excludes1"]] != sorted(set(excluded_refs(ref, code))):
+            out.append(f"tier2 {code}: Excludes1 references differ from the bundle")
         if code in seen:
             out.append(f"tier2 {code}: duplicate")
         seen.add(code)
