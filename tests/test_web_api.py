@@ -165,6 +165,8 @@ def test_catalog_forms_are_the_action_schema_files(base_url: str) -> None:
         for a in t["actions"]:
             on_disk = json.loads((SCHEMA_DIR / "actions" / f"{a['name']}.schema.json").read_text())
             assert a["schema"] == on_disk
+        for split, r in t["splits"].items():
+            assert range(r["first"], r["first"] + r["count"]) == seeds(split, t["name"])
         names = {a["name"] for a in t["actions"]}
         if t["name"] == "medical_coding":
             assert names == {"submit_codes", "search_icd10", "search_cpt", "get_icd10"}

@@ -53,7 +53,8 @@ def catalog() -> dict[str, Any]:
         tasks.append({"name": name, "checks": t.n_checks, "api_call_budget": t.api_call_budget,
                       "kind": "coding" if name == CODING_TASK else "billing",
                       "actions": action_schemas(name),
-                      "splits": {s: len(seeds(s, name)) for s in SPLITS}})
+                      "splits": {s: {"first": seeds(s, name).start,
+                                     "count": len(seeds(s, name))} for s in SPLITS}})
     return {"tasks": tasks, "splits": list(SPLITS)}
 
 
@@ -233,20 +234,8 @@ def page() -> FileResponse:
 
 @router.get("/web/api/catalog")
 def web_catalog() -> dict[str, Any]:
-    """Tasks, their action schemas and split sizes: what the page builds its forms from."""
+    """Tasks, their action schemas and seed ranges: what the page builds its forms from."""
     return catalog()
-
-
-@router.get("/web/api/seeds")
-def web_seeds(task: str, split: str = "dev") -> Any:
-    if task not in TASKS:
-        return _error(404, "unknown_task", f"unknown task {task[:64]!r}; one of "
-                      f"{', '.join(TASKS)}")
-    if split not in SPLITS:
-        return _error(400, "invalid_split", f"split must be train, dev or test; got {split[:16]!r}")
-    r = seeds(split, task)
-    return {"task": task, "split": split, "first": r.start, "count": len(r),
-            "seeds": list(r)[:50]}
 
 
 @router.post("/web/api/replay")

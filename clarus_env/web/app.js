@@ -368,6 +368,14 @@
     catalog = await api("/web/api/catalog");
     $("#task").replaceChildren(...catalog.tasks.map((t) => el("option", { value: t.name, text: `${t.name} (${t.checks} checks, ${t.api_call_budget} calls)` })));
     $("#split").replaceChildren(...catalog.splits.map((s) => el("option", { value: s, text: s, selected: s === "dev" })));
+    const seedRange = () => {  // the split's seeds as the seed box's hint
+      const t = catalog.tasks.find((x) => x.name === $("#task").value);
+      const r = t.splits[$("#split").value];
+      $("#seed").placeholder = `${r.first} … ${r.first + r.count - 1}`;
+    };
+    $("#task").addEventListener("change", seedRange);
+    $("#split").addEventListener("change", seedRange);
+    seedRange();
     $("#new-episode").addEventListener("submit", (ev) => start(ev).catch((e) => status("#play-status", e.message, true)));
     document.body.dataset.ready = "1";
   }
