@@ -30,19 +30,20 @@ import pyarrow.ipc as ipc
 from dagster import ConfigurableIOManager, InputContext, OutputContext
 from pydantic import Field
 
-from .defs.common import Normalized
+from .defs.common import Normalized, describe
 from .lib.errors import SourceError
 from .lib.fetch import Fetched
 
 _IPC = ipc.IpcWriteOptions(compression="lz4")
-# (asset, partition) -> the value most recently loaded in this process. A step's inputs are
+# (asset, partition) -> provenance ({input key: record}) of the value most recently loaded in
+# this process. A step's inputs are
 # loaded in the process that runs the step, just before it runs (in-process executor:
 # sequentially; multiprocess: one process per step), so a step finds its own inputs here.
 _LOADED: dict[tuple[str, str], Any] = {}
 
 
-def loaded_for_step(asset: str, partition: str) -> Any:
-    """The value of ``asset`` that the IO manager last handed to a step in this process."""
+def loaded_for_step(asset: str, partition: str) -> dict[str, dict[str, Any]] | None:
+    """Provenance of the value of ``asset`` the IO manager last handed to a step here."""
     return _LOADED.get((asset, partition))
 
 
@@ -125,6 +126,8 @@ class ArrowIOManager(ConfigurableIOManager):
                      for key, rec in meta["files"].items()}
         else:
             value = meta["value"]
-        if context.has_asset_partitions:
-            _LOADED[(asset, context.asset_partition_key)] = value
+        if context.has_asset_partitions:  # provenance only: the data itself is not kept
+            _LOADED[(asset, context.asset_partition_key)] = (
+                dict(value.provenance) if isinstance(value, Normalized) else
+                {k: describe(f) for k, f in value.items()} if meta["kind"] == "raw" else None)
         return value

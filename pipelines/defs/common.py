@@ -132,12 +132,12 @@ def step_provenance(context: AssetExecutionContext, keys: list[str]) -> dict[str
 
     found: dict[str, dict[str, Any]] = {}
     partition = context.partition_key
-    for upstream in sorted(context.assets_def.dependency_keys):
-        value = loaded_for_step(upstream.to_user_string(), partition)
-        if isinstance(value, Normalized):
-            found.update({k: v for k, v in value.provenance.items() if k not in found})
-        elif isinstance(value, dict):
-            found.update({k: describe(f) for k, f in value.items() if isinstance(f, Fetched)})
+    # upstream tables first: a table built from another table (fee_schedule from hcpcs_rvu)
+    # takes that table's record of an input, not the raw asset's current file
+    for upstream in sorted(context.assets_def.dependency_keys,
+                           key=lambda k: (k.path[-1].endswith("_raw"), k.path[-1])):
+        for k, rec in (loaded_for_step(upstream.to_user_string(), partition) or {}).items():
+            found.setdefault(k, rec)
     missing = [k for k in keys if k not in found]
     if missing:
         raise Failure(description=(
