@@ -334,6 +334,19 @@ def render_html(runs: list[dict[str, Any]], title: str = "Clarus evaluation repo
            + ", ".join(f"<code>{_e(Path(r['path']).name)}</code> ({_e(r['label'])}, split "
                        f"{_e(r['doc'].get('split', '?'))}, {len(r['doc']['episodes'])} "
                        "episodes)" for r in runs) + ".</p>"]
+    usage = [r for r in runs if isinstance(r["doc"].get("usage"), dict)]
+    if usage:  # clarus infer's token (and, given prices, cost) tally per run
+        out.append("<table id='usage'><thead><tr><th>agent</th><th>prompt tokens</th>"
+                   "<th>completion tokens</th><th>cost (USD)</th></tr></thead><tbody>")
+        for r in usage:
+            u = r["doc"]["usage"]
+            cost = u.get("cost_usd")
+            out.append(f"<tr><td>{_e(r['label'])}</td>"
+                       f"<td class='num'>{int(u.get('prompt_tokens', 0)):,}</td>"
+                       f"<td class='num'>{int(u.get('completion_tokens', 0)):,}</td>"
+                       f"<td class='num'>{'—' if cost is None else f'{float(cost):.4f}'}</td>"
+                       "</tr>")
+        out.append("</tbody></table>")
     # summary table
     out.append("<h2>Summary</h2><p>Outcome accuracy: the share of episodes whose every "
                "outcome check passed (for medical_coding, every case coded exactly). pass^k: "

@@ -13,7 +13,7 @@ import pytest
 
 from clarus_env.cli import main
 from clarus_env.evaluation import dump, evaluate
-from clarus_env.report import ReportError, compute, load_results
+from clarus_env.report import ReportError, compute, load_results, render_html
 
 pytest.importorskip("matplotlib", reason="clarus report needs the .[report] extra")
 
@@ -110,3 +110,17 @@ def test_bad_files_are_refused_with_the_file_and_reason(tmp_path: Path, content:
     err = capsys.readouterr().err
     assert "bad.json" in err and message in err and "Traceback" not in err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_infer_results_are_labelled_by_model_and_show_usage(results: list[str],
+                                                            tmp_path: Path) -> None:
+    doc = json.loads(Path(results[1]).read_text())
+    doc.update(agent="llm", model="tiny-model",
+               usage={"prompt_tokens": 12345, "completion_tokens": 678, "cost_usd": 0.0123})
+    path = tmp_path / "infer.json"
+    path.write_text(json.dumps(doc))
+    runs = load_results([results[0], str(path)])
+    assert [r["label"] for r in runs] == ["oracle", "llm (tiny-model)"]
+    html = render_html(runs)
+    assert "<td>llm (tiny-model)</td><td class='num'>12,345</td><td class='num'>678</td>" \
+           "<td class='num'>0.0123</td>" in html

@@ -327,6 +327,7 @@
       JSON.stringify(stored.checks.map((c) => [c.id, c.passed])) === JSON.stringify(out.grade.checks.map((c) => [c.id, c.passed]));
     gradeBox.replaceChildren(el("h2", { text: "Final grade" }),
       out.grade ? R.grade(out.grade, out.links, showStep) : el("p", { text: "The stored actions never ended the episode." }),
+      e.agent_error ? el("p", { class: "error", text: `The agent failed: ${e.agent_error}` }) : null,
       stored && !same ? el("p", { class: "error", text: `The stored grade (${stored.passed}/${stored.total}, score ${stored.score}) differs from the replay's: the file was written by another version.` }) : null);
     showStep(out.steps.length);
     status("#replay-status", `${e.task} seed ${e.seed} trial ${e.trial}: ${out.steps.length} steps`);
