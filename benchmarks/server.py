@@ -9,6 +9,15 @@ doing nothing. Figures only, no assertions: timing is the reader's to judge.
 
 Run: ``.venv/bin/python benchmarks/server.py [--steps N] [--task TASK]`` (each server runs in
 its own uvicorn subprocess on a free 127.0.0.1 port; the client runs in this process).
+
+Load mode (``--load``): N concurrent clients (``--clients 1,16,64,256``) each play
+``--episodes`` oracle episodes (20 by default) over HTTP and over the WebSocket, against
+``clarus serve`` with 1 worker (in-process store), 1 worker on Redis and 2 workers on Redis
+(a private ``redis-server`` on a free port), and the same load against openenv-core's echo env
+on its own ``create_app`` (an episode there is a reset and as many echo steps as ours has).
+Printed per row: episodes/s, steps/s, server CPU per request (the server processes' user+sys
+time over the run / requests), reset and step p50/p99 in ms, and ours/echo steps/s. The load
+generator is one asyncio loop in this process, on the same cores as the servers.
 """
 
 from __future__ import annotations
@@ -68,7 +77,7 @@ def echo_app() -> Any:
             return self._state
 
     return create_app(EchoEnvironment, EchoAction, EchoObservation, env_name="echo",
-                      max_concurrent_envs=8)
+                      max_concurrent_envs=int(os.environ.get("ECHO_MAX_ENVS", 8)))
 
 
 def serve(which: str, port: int) -> None:
@@ -280,6 +289,211 @@ def echo_ws(url: str, n: int) -> list[float]:
         return out
 
 
+# -- load mode -------------------------------------------------------------------------------
+def _cpu_s(pid: int) -> float:
+    """user+sys CPU seconds of ``pid`` and its live children (uvicorn's workers)."""
+    def one(p: int) -> float:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            return 0.0
+
+    total = one(pid)
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                total += sum(one(int(c)) for c in f.read().split())
+    except OSError:
+        pass
+    return total
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.reset: list[float] = []
+        self.step: list[float] = []
+        self.episodes = 0
+        self.errors = 0
+
+
+async def _load_http(url: str, plans: list[list[dict[str, Any]]], seeds: list[int], task: str,
+                     episodes: int, tally: Tally, echo: bool) -> None:
+    import httpx
+
+    eid = uuid.uuid4().hex
+    async with httpx.AsyncClient(base_url=url, timeout=120) as c:
+        for e in range(episodes):
+            plan, seed = plans[e % len(plans)], seeds[e % len(seeds)]
+            t = time.perf_counter()
+            body = {} if echo else {"task_name": task, "seed": seed, "episode_id": eid}
+            r = await c.post("/reset", json=body)
+            tally.reset.append(time.perf_counter() - t)
+            tally.errors += r.status_code != 200
+            for action in plan:
+                t = time.perf_counter()
+                r = await c.post("/step", json={"action": {"message": "hello"}} if echo
+                                 else {"episode_id": eid, "action": action})
+                tally.step.append(time.perf_counter() - t)
+                tally.errors += r.status_code != 200
+            tally.episodes += 1
+        if not echo:
+            await c.delete(f"/episodes/{eid}")
+
+
+async def _load_ws(url: str, plans: list[list[dict[str, Any]]], seeds: list[int], task: str,
+                   episodes: int, tally: Tally, echo: bool) -> None:
+    from websockets.asyncio.client import connect
+
+    async with connect(url.replace("http://", "ws://") + "/ws", max_size=None,
+                       open_timeout=60) as ws:
+        async def call(message: dict[str, Any]) -> dict[str, Any]:
+            await ws.send(json.dumps(message))
+            return json.loads(await ws.recv())
+
+        for e in range(episodes):
+            plan, seed = plans[e % len(plans)], seeds[e % len(seeds)]
+            t = time.perf_counter()
+            reply = await call({"type": "reset", "data": {} if echo else
+                                {"task_name": task, "seed": seed}})
+            tally.reset.append(time.perf_counter() - t)
+            tally.errors += reply.get("type") != "observation"
+            for action in plan:
+                t = time.perf_counter()
+                reply = await call({"type": "step", "data": {"message": "hello"} if echo
+                                    else action})
+                tally.step.append(time.perf_counter() - t)
+                tally.errors += reply.get("type") != "observation"
+            tally.episodes += 1
+
+
+def load_run(url: str, pid: int, transport: str, clients: int, episodes: int, task: str,
+             echo: bool) -> dict[str, float]:
+    import asyncio
+
+    from clarus_env.scenario_store import load_scenario
+    from clarus_env.splits import seeds as split_seeds
+    from clarus_env.tasks import get_task
+
+    seeds = list(split_seeds("train", task)[:20])
+    plans = [list(get_task(task).oracle(load_scenario(task, s))) for s in seeds]
+    tally = Tally()
+    play = _load_http if transport == "HTTP" else _load_ws
+
+    async def everyone() -> None:
+        await asyncio.gather(*(play(url, plans[i % 20:] + plans[:i % 20],
+                                    seeds[i % 20:] + seeds[:i % 20], task, episodes, tally,
+                                    echo) for i in range(clients)))
+
+    cpu0, t0 = _cpu_s(pid), time.perf_counter()
+    asyncio.run(everyone())
+    wall, cpu = time.perf_counter() - t0, _cpu_s(pid) - cpu0
+    requests = len(tally.reset) + len(tally.step)
+
+    def q(xs: list[float], p: int) -> float:
+        return statistics.quantiles(xs, n=100, method="inclusive")[p - 1] * 1e3 if len(xs) > 1 \
+            else (xs[0] * 1e3 if xs else float("nan"))
+
+    return {"episodes/s": tally.episodes / wall, "steps/s": len(tally.step) / wall,
+            "cpu_us": cpu / requests * 1e6, "reset50": q(tally.reset, 50),
+            "reset99": q(tally.reset, 99), "step50": q(tally.step, 50),
+            "step99": q(tally.step, 99), "errors": tally.errors}
+
+
+def _start_cmd(cmd: list[str], url: str, env: dict[str, str] | None = None
+               ) -> subprocess.Popen[bytes]:
+    import httpx
+
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{cmd[:3]} exited with {proc.returncode}")
+        try:
+            if httpx.get(url + "/health", timeout=1).status_code == 200:
+                time.sleep(1.0)  # let every worker finish starting and warming
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    stop(proc)
+    raise RuntimeError(f"{cmd[:3]} did not come up within 90 s")
+
+
+def _redis() -> tuple[subprocess.Popen[bytes] | None, str]:
+    import shutil
+
+    exe = shutil.which("redis-server")
+    if exe is None:
+        return None, ""
+    port = free_port()
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    time.sleep(0.5)
+    return proc, f"redis://127.0.0.1:{port}/0"
+
+
+def load_main(args: argparse.Namespace) -> None:
+    clients = [int(x) for x in args.clients.split(",")]
+    clarus = os.path.join(os.path.dirname(sys.executable), "clarus")
+    cap = str(max(clients) * 2)
+    redis_proc, redis_url = _redis()
+    configs: list[tuple[str, list[str], bool]] = [
+        ("clarus 1 worker", [clarus, "serve", "--max-sessions", cap,
+                             "--max-sessions-per-client", cap], False)]
+    if redis_url:
+        configs += [("clarus 1 worker redis", [clarus, "serve", "--store", redis_url,
+                                               "--max-sessions", cap,
+                                               "--max-sessions-per-client", cap], False),
+                    ("clarus 2 workers redis", [clarus, "serve", "--workers", "2", "--store",
+                                                redis_url, "--max-sessions", cap,
+                                                "--max-sessions-per-client", cap], False)]
+    else:
+        print("note: redis-server not installed: the Redis rows are skipped")
+    configs.append(("openenv echo", [sys.executable, __file__, "--serve", "echo"], True))
+    results: dict[tuple[str, str, int], dict[str, float]] = {}
+    print(f"load: {args.episodes} {args.task} episodes per client; {os.cpu_count()} CPUs; "
+          f"load average before {os.getloadavg()[0]:.2f}")
+    print(f"{'server':<24}{'via':<5}{'N':>4} {'ep/s':>8} {'steps/s':>8} {'CPU µs/req':>10} "
+          f"{'reset p50':>9} {'p99':>8} {'step p50':>9} {'p99':>8} {'err':>4} {'vs echo':>8}")
+    try:
+        for name, cmd, echo in configs:
+            port = free_port()
+            url = f"http://127.0.0.1:{port}"
+            env = {**os.environ, "ECHO_MAX_ENVS": cap}
+            proc = _start_cmd([*cmd, "--port", str(port)] + ([] if echo else
+                                                              ["--log-level", "warning"]),
+                              url, env)
+            try:
+                for transport in ("HTTP", "WS"):
+                    for n in clients:
+                        r = load_run(url, proc.pid, transport, n, args.episodes, args.task,
+                                     echo)
+                        results[(name, transport, n)] = r
+                        ref = results.get(("openenv echo", transport, n))
+                        print(f"{name:<24}{transport:<5}{n:>4} {r['episodes/s']:>8.1f} "
+                              f"{r['steps/s']:>8.0f} {r['cpu_us']:>10.0f} {r['reset50']:>9.2f} "
+                              f"{r['reset99']:>8.2f} {r['step50']:>9.2f} {r['step99']:>8.2f} "
+                              f"{r['errors']:>4.0f} {'':>8}", flush=True)
+            finally:
+                stop(proc)
+        print("\nours / echo steps/s (same transport, same N):")
+        for name, _, echo in configs:
+            if echo:
+                continue
+            for transport in ("HTTP", "WS"):
+                ratios = []
+                for n in clients:
+                    ref = results.get(("openenv echo", transport, n))
+                    mine = results.get((name, transport, n))
+                    if ref and mine:
+                        ratios.append(f"N={n}: {mine['steps/s'] / ref['steps/s']:.2f}x")
+                print(f"  {name:<24}{transport:<5}" + "  ".join(ratios))
+    finally:
+        if redis_proc is not None:
+            stop(redis_proc)
+
+
 # -- report ----------------------------------------------------------------------------------
 def row(label: str, ours: list[float] | None, theirs: list[float] | None) -> None:
     def cell(s: list[float] | None) -> str:
@@ -296,11 +510,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=2000, help="timed steps per figure")
     ap.add_argument("--task", default="deductive_liability")
+    ap.add_argument("--load", action="store_true", help="load mode (see the module doc)")
+    ap.add_argument("--clients", default="1,16,64,256", help="load mode: concurrent clients")
+    ap.add_argument("--episodes", type=int, default=20, help="load mode: episodes per client")
     ap.add_argument("--serve", choices=["clarus", "echo"], help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
         serve(args.serve, args.port)
+        return
+    if args.load:
+        load_main(args)
         return
 
     import openenv  # noqa: F401  (fail early and clearly if openenv-core is absent)
