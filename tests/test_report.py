@@ -25,7 +25,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     d = tmp_path_factory.mktemp("report")
     paths = []
     for agent in ("oracle", "random"):
-        res = evaluate(agent, TASKS, "dev", trials=2, limit=3, progress=False)
+        res = evaluate(agent, TASKS, "dev", trials=2, limit=2, progress=False)
         path = d / f"{agent}.json"
         dump(res, str(path))
         paths.append(str(path))

@@ -171,7 +171,7 @@ def test_eob_renders_claim_lines_with_carc_rarc(base_url: str, page: Page) -> No
 
 @pytest.fixture(scope="module")
 def results_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    results = evaluate("random", ["deductive_liability", "medical_coding"], "dev", limit=2,
+    results = evaluate("random", ["deductive_liability", "abductive_conflict"], "dev", limit=2,
                        progress=False)
     path = tmp_path_factory.mktemp("replay") / "random.json"
     dump(results, str(path))
