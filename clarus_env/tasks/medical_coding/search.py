@@ -196,7 +196,8 @@ class _Index:
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         self.db.execute("CREATE VIRTUAL TABLE d USING fts5(title, body, tokenize='unicode61')")
         self.db.executemany("INSERT INTO d(rowid, title, body) VALUES (?, ?, ?)",
-                            ((i, " ".join(sorted(d.title.words)), " ".join(sorted(d.words)))
+                            ((i, " ".join(sorted(d.title.words)), " ".join(sorted(
+                                d.words.union(*(m for _, _, m in d.seventh or ())))))
                              for i, d in enumerate(docs)))
         self.db.execute("INSERT INTO d(d) VALUES ('optimize')")
         df: dict[str, int] = {}
@@ -211,23 +212,35 @@ class _Index:
         self.answers: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
 
     def candidates(self, groups: list[Group]) -> list[int]:
-        """bm25 over the docs (title words weigh 4x): every group present (any alternative,
-        all its words), else -- when that finds almost nothing -- any word."""
+        """bm25 over the docs (title words weigh 4x) that hold every group (any alternative,
+        all its words).  When that finds fewer than 10, each group in turn is left out (a
+        stray or misspelt word narrows nothing instead of emptying the list), and only then
+        any single word, rarest first -- an OR over common words ("right", "pain") would
+        score thousands of rows."""
         exprs = []
-        for g in groups:
+        # a lay term with one wording is just its words: each may be left out on its own
+        split = [w for g in groups for w in ([((t,),) for t in g[0]] if len(g) == 1 else [g])]
+        for g in split:
             alts = [" AND ".join('"' + t + '"' for t in a) for a in g
                     if all(t in self.idf for t in a)]
             if alts:
                 exprs.append("(" + " OR ".join(f"({a})" for a in alts) + ")")
-        if not exprs:
-            return []
         sql = "SELECT rowid FROM d WHERE d MATCH ? ORDER BY bm25(d, 4.0, 1.0) LIMIT ?"
+        rows: list[tuple[int]] = []
         with self.lock:
-            rows = self.db.execute(sql, (" AND ".join(exprs), CANDIDATES)).fetchall()
+            if exprs:
+                rows += self.db.execute(sql, (" AND ".join(exprs), CANDIDATES)).fetchall()
+            if len(rows) < 10 and len(exprs) > 1:
+                for i in range(len(exprs)):
+                    rest = exprs[:i] + exprs[i + 1:]
+                    rows += self.db.execute(sql, (" AND ".join(rest), CANDIDATES // 2)
+                                            ).fetchall()
             if len(rows) < 10:
-                words = sorted({t for g in groups for a in g for t in a if t in self.idf})
-                rows += self.db.execute(sql, (" OR ".join('"' + t + '"' for t in words),
-                                              CANDIDATES)).fetchall()
+                words = sorted({t for g in groups for a in g for t in a if t in self.idf},
+                               key=lambda t: (-self.idf[t], t))[:3]
+                if words:
+                    rows += self.db.execute(sql, (" OR ".join('"' + t + '"' for t in words),
+                                                  CANDIDATES)).fetchall()
         return list(dict.fromkeys(r[0] for r in rows))
 
     def remember(self, key: tuple[Any, ...], compute: Any) -> list[dict[str, Any]]:
