@@ -11,6 +11,7 @@ are rebuilt by stepping the deterministic env through the stored actions).
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ def action_schemas(task: str) -> list[dict[str, Any]]:
     return [{"name": name, "schema": load(f"actions/{name}.schema.json")} for name in specs]
 
 
+@functools.cache
 def catalog() -> dict[str, Any]:
     tasks = []
     for name in TASKS:

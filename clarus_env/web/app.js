@@ -328,6 +328,7 @@
     gradeBox.replaceChildren(el("h2", { text: "Final grade" }),
       out.grade ? R.grade(out.grade, out.links, showStep) : el("p", { text: "The stored actions never ended the episode." }),
       e.agent_error ? el("p", { class: "error", text: `The agent failed: ${e.agent_error}` }) : null,
+      out.ignored_actions ? el("p", { class: "muted", text: `${out.ignored_actions} stored action(s) after the episode ended were not replayed.` }) : null,
       stored && !same ? el("p", { class: "error", text: `The stored grade (${stored.passed}/${stored.total}, score ${stored.score}) differs from the replay's: the file was written by another version.` }) : null);
     showStep(out.steps.length);
     status("#replay-status", `${e.task} seed ${e.seed} trial ${e.trial}: ${out.steps.length} steps`);
