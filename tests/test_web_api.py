@@ -132,6 +132,55 @@ def test_answer_key_never_reaches_the_browser_billing(base_url: str, task: str) 
     assert not leaked, f"{task} seed {seed}: {leaked} reached the browser"
 
 
+@pytest.mark.parametrize("task", [t for t in TASKS if t != "medical_coding"])
+def test_answer_key_stays_out_of_a_full_episode_with_a_wrong_answer(base_url: str,
+                                                                     task: str) -> None:
+    """A whole episode — records, a filing, counter-arguments, the grade — played with a
+    wrong finding (and no free text of the agent's own): no response names the right one."""
+    import importlib
+
+    findings = importlib.import_module(f"clarus_env.tasks.{task}.generator").FINDINGS
+    seed = seeds("dev", task)[2]
+    env = make(task, split="dev")
+    obs = env.reset(seed=seed)
+    scenario = env.scenario
+    exp = scenario["expected"]
+    right = {exp.get("finding"), *exp.get("accepted_findings", [])}
+    wrong = next(f for f in findings if f not in right)
+    agent = make_agent("heuristic", task, seed=seed)
+    agent.reset(obs)
+    played = []
+    for _ in range(env.task.api_call_budget + 5):
+        action = agent.act(obs)
+        params = {k: v for k, v in action.get("parameters", {}).items()
+                  if k not in ("summary", "body", "message", "rationale")}
+        if action["action_type"] == "write_diagnosis":
+            params["finding"] = wrong
+        if action["action_type"] in ("send_patient_communication", "notify_provider",
+                                     "write_audit_entry"):
+            params["message" if "message" in action["parameters"] else "summary"] = "noted"
+        action = {"action_type": action["action_type"], "parameters": params}
+        res = env.step(action)
+        played.append(action)
+        obs = res.observation
+        if res.done:
+            break
+    env.close()
+    assert res.done and any(a["action_type"] == "write_diagnosis" for a in played)
+    rec = Recorder(base_url)
+    page_load(rec)
+    eid = rec.post("/reset", {"task_name": task, "split": "dev", "seed": seed}).json()[
+        "episode_id"]
+    for action in played:
+        assert rec.post("/step", {"episode_id": eid, "action": action}).status_code == 200
+    assert '"grade"' in rec.bodies[-1]
+    secrets = [s for s in secrets_of(scenario, public_words(task, rec.bodies[4], scenario))
+               if s != wrong]
+    assert any(s in right for s in secrets), "the right finding must be among the searched"
+    leaked = [s for s in secrets if s in "\n".join(rec.bodies)]
+    assert not leaked, f"{task} seed {seed}: {leaked} reached the browser"
+
+
 def test_answer_key_never_reaches_the_browser_coding(base_url: str) -> None:
     task = "medical_coding"
     seed = seeds("dev", task)[1]
