@@ -165,9 +165,11 @@ def _phrase(weight: float, text: str, match: str | None = None) -> _Phrase:
     p = _PHRASES.get(key)
     if p is None:
         m = text if match is None else match
-        essential = [t for t in tokens(_NONESSENTIAL.sub(" ", m)) if t not in NEUTRAL]
+        toks = tokens(m)
+        core = tokens(_NONESSENTIAL.sub(" ", m)) if _NONESSENTIAL.search(m) else toks
+        essential = [t for t in core if t not in NEUTRAL]
         low = text.lower()
-        words = frozenset(tokens(m))
+        words = frozenset(toks)
         p = _Phrase(weight, words, frozenset(essential), words - frozenset(essential),
                     essential[0] if essential else "",
                     low.endswith(" nos") or " nos " in low or "unspecified" in low
