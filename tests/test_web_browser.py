@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from clarus_env import make
-from clarus_env.evaluation import dump, evaluate
+from clarus_env.evaluation import dump, evaluate, regrade
 from clarus_env.splits import seeds
 from clarus_env.tasks import TASKS, get_task
 
@@ -130,6 +130,15 @@ def test_play_oracle_path_by_clicking(base_url: str, page: Page, task: str) -> N
         assert docs.count() >= 3
     page.shot(f"web-grade-{task}", "#grade")
     page.shot(f"web-play-{task}")
+    # the played episode saved as a results file regrades to the same grade
+    with p.expect_download() as download:
+        p.click("#save-episode")
+    saved = json.loads(Path(download.value.path()).read_text())
+    assert saved["format"] == "clarus-eval-results" and saved["split"] == "dev"
+    assert [a["action_type"] for a in saved["episodes"][0]["actions"]] == \
+        [a["action_type"] for a in actions]
+    assert saved["episodes"][0]["grade"] == expected_grade
+    assert regrade(saved) == []
     assert not page.errors, page.errors
 
 

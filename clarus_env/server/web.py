@@ -22,6 +22,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
+from .. import __version__
 from ..actions import ACTIONS, CODING_ACTIONS
 from ..env import make
 from ..schemas import load
@@ -57,7 +58,7 @@ def catalog() -> dict[str, Any]:
                       "actions": action_schemas(name),
                       "splits": {s: {"first": seeds(s, name).start,
                                      "count": len(seeds(s, name))} for s in SPLITS}})
-    return {"tasks": tasks, "splits": list(SPLITS)}
+    return {"tasks": tasks, "splits": list(SPLITS), "version": __version__}
 
 
 # Replays step one env per (task, split); an env is not safe to share between threads.

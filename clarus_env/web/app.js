@@ -147,8 +147,9 @@
     }
     status("#play-status", "starting…");
     const out = await api("/reset", body);
-    Object.assign(play, { episodeId: out.episode_id, task, obs: out.observation, log: [], seen: new Set(), done: false });
+    Object.assign(play, { episodeId: out.episode_id, task, split, obs: out.observation, log: [], seen: new Set(), done: false, grade: null });
     const state = await api(`/state?episode_id=${encodeURIComponent(out.episode_id)}`);
+    play.seed = state.seed;
     $("#seed").value = state.seed;
     status("#play-status", `${task} · ${split} · seed ${state.seed}`);
     $("#episode").hidden = false;
@@ -249,10 +250,32 @@
   }
 
   function showGrade(grade) {
+    play.grade = grade;
     const box = $("#grade");
     box.hidden = false;
-    box.replaceChildren(el("h2", { text: "Grade" }), R.grade(grade));
+    box.replaceChildren(el("h2", { text: "Grade" }), R.grade(grade),
+      el("button", { type: "button", id: "save-episode", text: "Save as a results file", onclick: saveEpisode }),
+      el("small", { class: "muted", text: " — opens in Replay, and in clarus regrade / clarus report" }));
     box.scrollIntoView({ block: "nearest" });
+  }
+
+  // The episode as a one-episode results file (the format clarus eval --out writes), so a
+  // person's play can be replayed, regraded and compared with agents like any run.
+  function saveEpisode() {
+    const rewards = play.log.map((e) => e.reward);
+    const doc = {
+      format: "clarus-eval-results", version: catalog.version, agent: "human (web)",
+      split: play.split, trials: 1, tasks: [play.task],
+      episodes: [{ task: play.task, seed: play.seed, trial: 0, agent: "human (web)",
+        actions: play.log.map((e) => ({ action_type: e.name, parameters: e.params })),
+        rewards, return: Math.round(rewards.reduce((a, b) => a + b, 0) * 1e6) / 1e6,
+        grade: play.grade, agent_error: null }],
+    };
+    const blob = new Blob([JSON.stringify(doc, null, 1)], { type: "application/json" });
+    const a = el("a", { href: URL.createObjectURL(blob), download: `clarus-${play.task}-${play.seed}.json` });
+    document.body.append(a);
+    a.click();
+    a.remove();
   }
 
   function render() {
