@@ -161,6 +161,35 @@ def bench_payment() -> None:
           f"{t_new:.2f} s (Arrow join) vs {t_old:.2f} s (per-row dicts), {t_old / t_new:.0f}x")
 
 
+def bench_zstd(levels: list[int]) -> None:
+    """Bundle write time and size per zstd level, on the committed tables (real data)."""
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    from clarus_env.reference import default_bundle_dir, open_reference
+    from pipelines.lib.bundle import BATCH_ROWS
+
+    ref = open_reference(default_bundle_dir())
+    tables = {n: ref.table(n) for n in ref.table_names}
+    rows = []
+    for level in levels:
+        opts = ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=level))
+        size, took = 0, 0.0
+        for t in tables.values():
+            t0 = time.perf_counter()
+            sink = pa.BufferOutputStream()
+            with ipc.new_file(sink, t.schema, options=opts) as w:
+                for b in t.to_batches(max_chunksize=BATCH_ROWS):
+                    w.write_batch(b)
+            size += len(sink.getvalue())
+            took += time.perf_counter() - t0
+        rows.append((level, took, size))
+    base = rows[0]
+    for level, took, size in rows:
+        print(f"zstd level {level:2d}: write {took:5.1f} s ({took / base[1]:.1f}x level "
+              f"{base[0]}), bundle {size / 1e6:.1f} MB ({size / base[2]:.2f}x)")
+
+
 def bench_ncci(rows: int) -> None:
     from pipelines.lib.ncci import generate_ptp_official, parse_ptp_official
 
@@ -230,6 +259,7 @@ def main() -> None:
     p.add_argument("--skip-build", action="store_true")
     p.add_argument("--scale", default="", help="comma-separated NCCI scales, e.g. 1,4")
     p.add_argument("--only-scale", action="store_true", help="run only the --scale builds")
+    p.add_argument("--zstd", default="", help="comma-separated zstd levels to compare")
     p.add_argument("--build-child", type=int, help=argparse.SUPPRESS)
     p.add_argument("--work", help=argparse.SUPPRESS)
     p.add_argument("--ncci-rows", type=int, default=2_000_000)
@@ -238,6 +268,9 @@ def main() -> None:
     args = p.parse_args()
     if args.build_child:
         build_child(args.mirror, args.work, args.build_child)
+        return
+    if args.zstd:
+        bench_zstd([int(x) for x in args.zstd.split(",")])
         return
     if args.scale:
         bench_scale(Path(args.mirror), [int(x) for x in args.scale.split(",")])

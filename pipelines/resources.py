@@ -60,6 +60,9 @@ class BundleStore(ConfigurableResource):
                     "<root>/.releases/<release>-<hash>/. Set explicitly ($CLARUS_BUNDLE_ROOT); "
                     "never the checkout's committed bundles/reference.",
     )
+    zstd_level: int = Field(
+        default=19, description="zstd level of the bundle's tables; 19 halves the bundle "
+                                "(measured), lower levels only for builds that need speed.")
     enforce_row_ranges: bool = Field(
         default=True,
         description="Fail when a table's row count is outside its expected range (turn off "

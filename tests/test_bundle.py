@@ -72,11 +72,11 @@ def test_failed_write_leaves_previous_bundle_untouched(tmp_path: Path, monkeypat
     calls = {"n": 0}
     real = bundlelib.table_bytes
 
-    def flaky(table):  # noqa: ANN001, ANN202
+    def flaky(table, level=bundlelib.ZSTD_LEVEL):  # noqa: ANN001, ANN202
         calls["n"] += 1
         if calls["n"] == 2:
             raise OSError("disk full")
-        return real(table)
+        return real(table, level)
 
     monkeypatch.setattr(bundlelib, "table_bytes", flaky)
     with pytest.raises(OSError, match="disk full"):

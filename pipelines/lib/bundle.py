@@ -31,13 +31,19 @@ FORMAT_CHANGES = {
          "Drugs and Chemicals. Every other table is unchanged.",
 }
 BATCH_ROWS = 65_536
-_OPTIONS = ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=19))
+# zstd level, chosen by measurement (benchmarks/pipeline.py --zstd 1,3,9,15,19 on the 2026C
+# tables): levels 1-15 all give ~48-51 MB, level 19 gives 24.8 MB (0.49x) -- the only level
+# that pays, and the bundle is committed and shipped, while its cost is paid once per
+# refresh (decompression speed does not depend on the level). Builds that only need a
+# bundle fast (scale benchmarks, CI fixtures) may pass a lower level; bytes then differ.
+ZSTD_LEVEL = 19
 
 
-def table_bytes(table: pa.Table) -> bytes:
+def table_bytes(table: pa.Table, level: int = ZSTD_LEVEL) -> bytes:
     """The exact bytes of ``table`` as a bundle file (zstd-compressed Arrow IPC)."""
     sink = pa.BufferOutputStream()
-    with ipc.new_file(sink, table.schema, options=_OPTIONS) as writer:
+    options = ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=level))
+    with ipc.new_file(sink, table.schema, options=options) as writer:
         for batch in table.to_batches(max_chunksize=BATCH_ROWS):
             writer.write_batch(batch)
     return sink.getvalue().to_pybytes()
@@ -55,7 +61,8 @@ class PublishError(Exception):
 
 
 def write_bundle(
-    root: Path, release: str, tables: dict[str, pa.Table], manifest: dict[str, Any]
+    root: Path, release: str, tables: dict[str, pa.Table], manifest: dict[str, Any],
+    level: int = ZSTD_LEVEL,
 ) -> Path:
     """Publish ``tables`` + ``manifest`` as release ``release`` under ``root``; return
     ``root/release`` (outputs are filled in here).
@@ -81,7 +88,7 @@ def write_bundle(
     try:
         outputs: dict[str, Any] = {}
         for name in sorted(tables):
-            data = table_bytes(tables[name])
+            data = table_bytes(tables[name], level)
             (tmp / f"{name}.arrow").write_bytes(data)
             outputs[name] = {
                 "file": f"{name}.arrow",

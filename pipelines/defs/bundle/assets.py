@@ -147,7 +147,7 @@ def reference_bundle(context: AssetExecutionContext, store: BundleStore,
     try:
         path = write_bundle(Path(store.root), release,
                             {n: t.table for n, t in tables.items() if t.table is not None},
-                            manifest)
+                            manifest, store.zstd_level)
     except PublishError as exc:
         raise Failure(description=str(exc)) from None
     target = path.resolve()
