@@ -10,7 +10,12 @@ Client → server, one JSON object per text frame::
     {"type": "step",  "data": {"action_type": ..., "parameters": {...}}}
     {"type": "state"}
     {"type": "mcp",   "data": <JSON-RPC 2.0 request>}
+    {"type": "attach", "data": {"episode_id"}}  (continue an episode, e.g. after a worker died)
     {"type": "close"}                      (no reply; the server closes the socket)
+
+OpenEnv's ``MCPToolClient`` sends its tool calls as step payloads, ``{"type": "list_tools"}``
+and ``{"type": "call_tool", "tool_name", "arguments"}``; those are answered with the
+observation shapes it parses (``tools`` / ``tool_name`` + ``result``).
 
 Server → client::
 
@@ -21,9 +26,12 @@ Server → client::
 
 ``observation``/``reward``/``done`` sit at the top of ``data`` because that is where
 ``EnvClient._parse_result`` looks; ``episode_id`` and ``info`` (``info["grade"]`` when the
-episode ends) mirror the HTTP ``/step`` body. A bad message never ends the connection: it gets
-an ``error`` reply and the episode carries on. Only an over-capacity server, an idle
-connection or an internal fault closes the socket (after an ``error`` saying why).
+episode ends) mirror the HTTP ``/step`` body. ``GenericEnvClient`` drops ``info``, so the
+``state`` reply carries ``grade`` once the episode is done. A bad message never ends the
+connection: it gets an ``error`` reply naming what was wrong, the episode carries on, and a
+refused step changes nothing. Only an over-capacity server, an idle connection or an internal
+fault closes the socket (after an ``error`` saying why). The episode lives in the app's
+``SessionManager`` (one capacity policy with HTTP and MCP) and ends when the socket closes.
 """
 
 from __future__ import annotations
