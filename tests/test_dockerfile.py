@@ -110,3 +110,18 @@ def test_cmd_starts_the_app(instructions: list[tuple[str, str]], tmp_path: Path)
             proc.kill()
             proc.wait()
         log.close()
+
+
+def test_readme_front_matter_matches_the_image(instructions: list[tuple[str, str]]) -> None:
+    """The Spaces platform reads README.md's front matter: a docker Space on the port the
+    image serves, opening on the /web page."""
+    yaml = pytest.importorskip("yaml")
+    text = (REPO / "README.md").read_text()
+    if not text.startswith("---\n"):
+        pytest.skip("README.md has no Spaces front matter yet")
+    meta = yaml.safe_load(text.split("---\n", 2)[1])
+    cmd = json.loads(one(instructions, "CMD"))
+    assert meta["sdk"] == "docker"
+    assert str(meta["app_port"]) == cmd[cmd.index("--port") + 1]
+    assert meta["base_path"] == "/web"
+    assert len(meta.get("short_description", "")) <= 60
