@@ -27,6 +27,7 @@ latency) and is read-only afterwards, so concurrent sessions share it safely.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import sqlite3
@@ -261,26 +262,35 @@ class _Index:
         return self.idf.get(t, self.max_idf) * PIVOTAL.get(t, 1.0)
 
     def known(self, groups: list[Group]) -> list[Group]:
-        """Query words the code set has; an unknown word of 5+ letters stands for the most
-        common indexed word sharing the longest stem of 5+ letters with it ("ingrown" ->
-        "ingrowing", "constipated" -> "constipation")."""
+        """Query words the code set has; an unknown word of 5+ letters stands for the closest
+        indexed word with the same first 3 letters (difflib ratio >= 0.75, the longest shared
+        stem first: "ingrown" ->
+        "ingrowing", "constipated" -> "constipation", "hypertriglyceridemia" ->
+        "hyperglyceridemia"), or stays unknown."""
         return [tuple(tuple(self._known(t) for t in a) for a in g) for g in groups]
 
     def _known(self, t: str) -> str:
         if t in self.idf or len(t) < 5:
             return t
-        lo = bisect_left(self.vocab, t[:5])
-        best, best_key = t, (0, 0.0)
-        for v in self.vocab[lo:lo + 200]:
-            if not v.startswith(t[:5]):
+        lo = bisect_left(self.vocab, t[:3])
+        near = []
+        for v in self.vocab[lo:]:
+            if not v.startswith(t[:3]):
                 break
-            common = 5
-            while common < min(len(v), len(t)) and v[common] == t[common]:
-                common += 1
-            key = (common, -self.idf[v])  # the longest shared stem, then the commonest word
-            if key > best_key:
-                best, best_key = v, key
-        return best
+            near.append(v)
+        close = difflib.get_close_matches(t, near, n=5, cutoff=0.75)
+        if not close:
+            return t
+
+        def shared(v: str) -> int:
+            n = 0
+            while n < min(len(v), len(t)) and v[n] == t[n]:
+                n += 1
+            return n
+
+        # the longest shared stem first ("constipated": constipation, not contaminated),
+        # then difflib's own order (most similar first)
+        return max(close, key=lambda v: (shared(v), -close.index(v)))
 
     def _weigh(self, groups: list[Group]) -> list[tuple[float, list[tuple[float,
                                                                     list[tuple[str, float]]]]]]:

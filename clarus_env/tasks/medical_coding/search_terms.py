@@ -250,9 +250,12 @@ LAY_TERMS: dict[str, str] = {
     "dog bite": "dog bite",
     "cat bite": "cat bite",
     "bitten": "bitten by",
-    "mvc": "car driver collision",
-    "mva": "car driver collision",
-    "car accident": "car driver collision",
+    "mvc": "car traffic accident|motor vehicle accident",
+    "mva": "car traffic accident|motor vehicle accident",
+    "car accident": "car traffic accident",
+    "car crash": "car traffic accident",
+    "motor vehicle accident": "car traffic accident|motor vehicle accident",
+    "motor vehicle collision": "car traffic accident|motor vehicle accident",
     "gsw": "gunshot wound",
     "fell": "fall",
     "slipped": "slipping fall",
@@ -414,7 +417,8 @@ CPT_LAY: dict[str, str] = {
     "10060": "incision and drainage abscess simple or single (boil, furuncle, carbuncle, "
              "cyst, paronychia)",
     "10061": "incision and drainage abscess complicated or multiple",
-    "10120": "incision and removal foreign body subcutaneous simple",
+    "10120": "incision and removal foreign body subcutaneous simple (skin, splinter)",
+    "15851": "suture removal (stitches or staples, not requiring anesthesia)",
     # wound repair (site group and total length decide the code)
     "12001": "simple repair laceration 2.5 cm or less (superficial wound, sutures; scalp, "
              "neck, axilla, genitalia, trunk, arm, leg, hand, foot, extremities)",
