@@ -80,7 +80,8 @@ class BodyLimit:
         size = 0
         while True:
             try:
-                message = await asyncio.wait_for(receive(), self.timeout_s)
+                async with asyncio.timeout(self.timeout_s):  # no task per chunk
+                    message = await receive()
             except TimeoutError:
                 response = error(408, "body_timeout", f"request body not received within "
                                  f"{self.timeout_s:g} s")
@@ -392,7 +393,7 @@ def create_app(capacity: int = CAPACITY, idle_ttl_s: float = IDLE_TTL_S,
                                                       with_grade=include == "grade"))
 
     async def _close(episode_id: str) -> Response:
-        if not await run_in_threadpool(sessions.close, episode_id):
+        if not await _on_loop_or_thread(sessions.close, episode_id):
             raise SessionError("unknown_episode", f"no episode {episode_id[:64]!r} (unknown, "
                                "expired or already closed)", 404)
         return Response(status_code=204)

@@ -719,15 +719,24 @@ class SessionManager:
         finally:
             live.lock.release()
 
-    def close(self, episode_id: str) -> bool:
-        """End an episode on every worker: its record goes, its envs are released."""
-        found = self.store.delete(episode_id)
+    def close(self, episode_id: str, nowait: bool = False) -> bool:
+        """End an episode on every worker: its record goes, its env returns to the pool."""
         with self._lock:
-            live = self._live.pop(episode_id, None)
-            if self._default == episode_id:
-                self._default = None
+            live = self._live.get(episode_id)
         if live is not None:
-            self._close([live])
+            self._acquire(live, nowait)  # a step in progress finishes first
+        try:
+            found = self.store.delete(episode_id)
+            with self._lock:
+                if self._live.get(episode_id) is live:
+                    self._live.pop(episode_id, None)
+                if self._default == episode_id:
+                    self._default = None
+            if live is not None:
+                live.release(self.pool)
+        finally:
+            if live is not None:
+                live.lock.release()
         return found
 
     def task_of(self, episode_id: str) -> str | None:
