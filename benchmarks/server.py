@@ -451,6 +451,9 @@ def load_main(args: argparse.Namespace) -> None:
     else:
         print("note: redis-server not installed: the Redis rows are skipped")
     configs.append(("openenv echo", [sys.executable, __file__, "--serve", "echo"], True))
+    if args.servers:  # e.g. "clarus 1 worker,openenv echo"
+        wanted = {x.strip() for x in args.servers.split(",")}
+        configs = [c for c in configs if c[0] in wanted]
     results: dict[tuple[str, str, int], dict[str, float]] = {}
     print(f"load: {args.episodes} {args.task} episodes per client; {os.cpu_count()} CPUs; "
           f"load average before {os.getloadavg()[0]:.2f}")
@@ -465,7 +468,7 @@ def load_main(args: argparse.Namespace) -> None:
                                                               ["--log-level", "warning"]),
                               url, env)
             try:
-                for transport in ("HTTP", "WS"):
+                for transport in args.transports.split(","):
                     for n in clients:
                         r = load_run(url, proc.pid, transport, n, args.episodes, args.task,
                                      echo)
@@ -481,7 +484,7 @@ def load_main(args: argparse.Namespace) -> None:
         for name, _, echo in configs:
             if echo:
                 continue
-            for transport in ("HTTP", "WS"):
+            for transport in args.transports.split(","):
                 ratios = []
                 for n in clients:
                     ref = results.get(("openenv echo", transport, n))
@@ -513,6 +516,9 @@ def main() -> None:
     ap.add_argument("--load", action="store_true", help="load mode (see the module doc)")
     ap.add_argument("--clients", default="1,16,64,256", help="load mode: concurrent clients")
     ap.add_argument("--episodes", type=int, default=20, help="load mode: episodes per client")
+    ap.add_argument("--servers", default="", help="load mode: only these rows' servers, "
+                    "comma-separated (e.g. 'clarus 1 worker,openenv echo')")
+    ap.add_argument("--transports", default="HTTP,WS", help="load mode: HTTP, WS or both")
     ap.add_argument("--serve", choices=["clarus", "echo"], help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()

@@ -522,8 +522,11 @@ class SessionManager:
             now = time.monotonic()
             while len(self._live) > self.capacity:
                 drop.append(self._live.popitem(last=False)[1])
-            for k in [k for k, v in self._live.items() if now - v.used > self.idle_ttl_s]:
-                drop.append(self._live.pop(k))
+            while self._live:  # least recently used first: stop at the first fresh one
+                oldest = next(iter(self._live.values()))
+                if now - oldest.used <= self.idle_ttl_s:
+                    break
+                drop.append(self._live.popitem(last=False)[1])
         self._close(drop)
         return live
 
