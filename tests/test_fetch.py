@@ -325,3 +325,20 @@ def test_oversized_file_is_refused_before_reading() -> None:
     with serve(routes) as base, pytest.raises(FetchError) as err:
         fetcher(base, max_bytes=500).obtain(SPEC)
     assert ZIP_URL in str(err.value) and "500-byte limit" in str(err.value)
+
+
+def test_licence_accept_link_or_get_form_is_followed() -> None:
+    link_page = (b'<html><p>AMA CPT licence</p><a href="/license/ama/decline">I decline</a>'
+                 b'<a href="/license/ama/accepted?file=/files/zip/x.zip">I accept</a></html>')
+    get_form = (b'<html><p>License</p><form action="/license/ama/ok" method="get">'
+                b'<input type="hidden" name="file" value="/files/zip/a b.zip">'
+                b'<button type="submit" name="agree" value="yes">Agree</button></form></html>')
+    for page, target in ((link_page, "/license/ama/accepted"), (get_form, "/license/ama/ok")):
+        routes = licence_site(Reply(200, b"unused"))
+        routes.set(LICENCE, Reply(200, page, HTML))
+        routes.set(target, Reply(200, ZIP, {"Content-Type": "application/zip"}))
+        spec = replace(SPEC, link=r"rvu99z[^/\"']*\.zip$")
+        with serve(routes) as base:
+            got = fetcher(base).obtain(spec)
+        assert got is not None and got.data == b"hello"
+        assert routes.hits[target] == 1 and routes.hits["/license/ama/decline"] == 0

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import parse_qs, urljoin, urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlencode, urljoin, urlsplit, urlunsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -300,7 +300,7 @@ def _accept_licence(session: requests.Session, url: str, page: str, html: bytes,
         method = "POST" if form["method"] == "POST" else "GET"
         fields = dict(form["fields"])  # type: ignore[call-overload]
         if method == "GET":
-            query = "&".join(f"{k}={v}" for k, v in fields.items())
+            query = urlencode(fields)
             action = action + ("&" if "?" in action else "?") + query if query else action
             resp = _request(session, "GET", action, limits, attempts)
         else:
