@@ -490,7 +490,8 @@ def billing_secrets(scenario: dict[str, Any], vocabulary: str) -> dict[str, re.P
                 re.escape(json.dumps(key)) + r"\s*:\s*" + re.escape(json.dumps(v)))
         if isinstance(v, str) and len(v) >= 5:
             candidates[f"value {key}={v}"] = _pattern(v)
-        elif isinstance(v, int) and not isinstance(v, bool) and key.endswith("_cents"):
+        elif isinstance(v, int) and not isinstance(v, bool) and key.endswith("_cents") and v:
+            # (a zero amount, "nothing owed", is no secret: 0.00 fills every ledger)
             for form in [f"{v / 100:.2f}", f"{v / 100:,.2f}"] + ([str(v)] if v >= 1000 else []):
                 candidates[f"amount {key}={form}"] = _pattern(form)
     return {label: pat for label, pat in candidates.items()
