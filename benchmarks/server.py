@@ -39,7 +39,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 WARMUP = 50
-UVICORN = {"host": "127.0.0.1", "log_level": "warning", "access_log": False}
+# as `clarus serve` runs it (no permessage-deflate), for both servers alike
+UVICORN = {"host": "127.0.0.1", "log_level": "warning", "access_log": False,
+           "ws_per_message_deflate": False}
 
 
 # -- the reference: a trivial echo environment on openenv-core's create_app ----------------
@@ -411,8 +413,9 @@ def _start_cmd(cmd: list[str], url: str, env: dict[str, str] | None = None
         if proc.poll() is not None:
             raise RuntimeError(f"{cmd[:3]} exited with {proc.returncode}")
         try:
-            if httpx.get(url + "/health", timeout=1).status_code == 200:
-                time.sleep(1.0)  # let every worker finish starting and warming
+            health = httpx.get(url + "/health", timeout=1)
+            if health.status_code == 200 and health.json().get("warm", True):
+                time.sleep(2.0)  # other workers finish warming too (each warms its own)
                 return proc
         except httpx.HTTPError:
             time.sleep(0.1)

@@ -222,6 +222,7 @@ def _serve(args: argparse.Namespace) -> int:
                 http="clarus_env.server.timeouts:HeaderTimeoutProtocol",
                 limit_concurrency=args.limit_concurrency, backlog=args.backlog,
                 timeout_keep_alive=args.keep_alive, ws_max_size=args.ws_max_size,
+                ws_per_message_deflate=args.ws_deflate,
                 timeout_graceful_shutdown=10)
     return 0
 
@@ -296,6 +297,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="seconds to receive a request's headers (and, separately, its body)")
     sv.add_argument("--ws-max-size", type=int, default=1024 * 1024,
                     help="largest WebSocket frame uvicorn accepts (bytes)")
+    sv.add_argument("--ws-deflate", action="store_true",
+                    help="offer permessage-deflate on /ws (off by default: compressing each "
+                         "small JSON frame costs more CPU than it saves on a LAN)")
     sv.set_defaults(func=_serve)
     au = sub.add_parser("audit", help="shortcut agents (fitted on train) vs oracle, heuristic "
                         "and random: can the task be won without reasoning?")

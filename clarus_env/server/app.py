@@ -295,7 +295,7 @@ def create_app(capacity: int = CAPACITY, idle_ttl_s: float = IDLE_TTL_S,
     async def lifespan(app: FastAPI) -> Any:
         # in the background: the server answers at once, the first reset finds a warm bundle
         if warm:
-            asyncio.get_running_loop().run_in_executor(None, _warm)
+            app.state.warming = asyncio.get_running_loop().run_in_executor(None, _warm)
         yield
 
     app = FastAPI(title="Clarus", version=__version__, lifespan=lifespan,
@@ -337,7 +337,9 @@ def create_app(capacity: int = CAPACITY, idle_ttl_s: float = IDLE_TTL_S,
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        return {"status": "healthy", "version": __version__, "sessions": len(sessions)}
+        warming = getattr(app.state, "warming", None)
+        return {"status": "healthy", "version": __version__, "sessions": len(sessions),
+                "warm": warming is None or warming.done()}
 
     @app.get("/metadata")
     def metadata() -> dict[str, Any]:
