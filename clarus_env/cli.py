@@ -138,7 +138,7 @@ def _audit(args: argparse.Namespace) -> int:
     from .audit import BILLING_TASKS, audit_task, format_audit
     from .evaluation import dump
 
-    tasks = BILLING_TASKS if args.task == "all" else (args.task,)
+    tasks = (*BILLING_TASKS, "medical_coding") if args.task == "all" else (args.task,)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
     reports = []
     for task in tasks:
@@ -305,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "and random: can the task be won without reasoning?")
     au.add_argument("--task", default="all",
                     choices=("all", "deductive_liability", "abductive_conflict",
-                             "adversarial_fabrication"))
+                             "adversarial_fabrication", "medical_coding"))
     au.add_argument("--split", default="test", choices=("dev", "test"))
     au.add_argument("--limit", type=int, default=None, help="only the first N seeds of the split")
     au.add_argument("--train-limit", type=int, default=None,
