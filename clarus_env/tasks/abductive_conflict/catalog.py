@@ -62,10 +62,10 @@ class Proc:
 PROCS: dict[str, Proc] = {
     "11102": Proc("skin", "biopsy", "skin biopsy",
                   "tangential (shave) biopsy of a changing lesion ({size} cm) on the {site}; "
-                  "specimen to pathology", ("D48.5", "L98.9")),
+                  "specimen to pathology", ("D49.2", "L98.9")),
     "11104": Proc("skin", "biopsy", "punch biopsy",
                   "4 mm punch biopsy of an irregular pigmented lesion ({size} cm) on the "
-                  "{site}; specimen to pathology", ("D48.5",)),
+                  "{site}; specimen to pathology", ("D49.2",)),
     "17110": Proc("skin", "destroy", "wart treatment",
                   "cryotherapy destruction of {n} common wart(s) on the {site}", ("B07.8",)),
     "17111": Proc("skin", "destroy", "wart treatment",
@@ -132,16 +132,20 @@ PROCS: dict[str, Proc] = {
                   "peripheral nerve block with lidocaine 1%, {site}"),
 }
 
+# (biopsied lesions are coded D49.2, unspecified behavior, until pathology reports: D48.5,
+# uncertain behavior, is a histologic finding)
 # the second note of a same-lesion story (a lesion biopsied, then destroyed or excised):
 # it names the lesion the first note described, with that note's diagnosis
 SAME_LESION_TEXT = {
-    "11102": "tangential biopsy of that lesion on the {site}; specimen to pathology",
-    "11104": "4 mm punch biopsy of that lesion on the {site}; specimen to pathology",
-    "17110": "cryotherapy destruction of that lesion on the {site}",
-    "17000": "cryodestruction of that lesion on the {site}",
-    "11400": "excision of that lesion, {size} cm with margins, on the {site}",
-    "11401": "excision of that lesion, {size} cm with margins, on the {site}",
-    "11402": "excision of that lesion, {size} cm with margins, on the {site}",
+    "11102": "tangential biopsy of the same lesion as the other line on the {site}; "
+             "specimen to pathology",
+    "11104": "4 mm punch biopsy of the same lesion as the other line on the {site}; "
+             "specimen to pathology",
+    "17110": "cryotherapy destruction of the same lesion as the other line on the {site}",
+    "17000": "cryodestruction of the same lesion as the other line on the {site}",
+    "11400": "excision of the same lesion as the other line, {size} cm with margins, on the {site}",
+    "11401": "excision of the same lesion as the other line, {size} cm with margins, on the {site}",
+    "11402": "excision of the same lesion as the other line, {size} cm with margins, on the {site}",
 }
 
 # measured ranges: (low, high) in cm for sizes/lengths, counts otherwise
@@ -215,10 +219,10 @@ SERVICES: dict[str, Service] = {
                      "blocked feeling from wax in the {site}", EARS),
     "11730": Service("toenail removal", "avulsion of the nail plate, {site}", "",
                      "painful ingrown nail of the {site}", TOES),
-    "11102": Service("skin biopsy", "tangential biopsy of a lesion on the {site}", "D48.5",
+    "11102": Service("skin biopsy", "tangential biopsy of a lesion on the {site}", "D49.2",
                      "a changing mole on the {site}",
                      tuple((s, "", "") for s, _ in SKIN_SITES)),
-    "11104": Service("punch biopsy", "punch biopsy of a lesion on the {site}", "D48.5",
+    "11104": Service("punch biopsy", "punch biopsy of a lesion on the {site}", "D49.2",
                      "an irregular pigmented lesion on the {site}",
                      tuple((s, "", "") for s, _ in SKIN_SITES)),
     "17110": Service("wart treatment", "cryotherapy of common warts on the {site}", "B07.8",

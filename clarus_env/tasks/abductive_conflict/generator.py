@@ -727,6 +727,13 @@ NOTED_TAILS = ("listed in the history, not evaluated today",
 # aftercare of the service itself (part of the service, never a separate problem), written
 # into half of the visit notes of every branch, so "arranged" or "prescribed" in a note
 # says nothing about whether the visit managed another problem
+# services after which nothing is sore (a test, a questionnaire, counseling, a nebulizer):
+# their aftercare is a follow-up only
+NOT_SORE = frozenset(("93000", "94010", "94060", "96127", "99406", "99407", "94640"))
+# codes counting several lesions: no "separate lesion" sentence on them
+MULTI_LESION = frozenset(("17110", "17111", "17004", "11720", "11721"))
+# therapy that can address gait, balance or whole-limb weakness rather than one body site
+FUNCTIONAL = frozenset(("97110", "97112", "97116", "97530", "97535", "97750"))
 AFTERCARE = ("follow-up arranged in {weeks} weeks to review the response to the {lay}",
              "ibuprofen prescribed as needed for soreness after the {lay}; return precautions "
              "given",
@@ -802,7 +809,9 @@ def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Ran
     hist = list(cat.HISTORY)
     rng.shuffle(hist)
     if rng.random() < 0.5:
-        pre += "; " + rng.choice(AFTERCARE).format(lay=svc.lay, weeks=rng.choice((2, 4, 6)))
+        care = AFTERCARE if s not in NOT_SORE else (
+            "follow-up arranged in {weeks} weeks to go over the {lay} with the patient",)
+        pre += "; " + rng.choice(care).format(lay=svc.lay, weeks=rng.choice((2, 4, 6)))
     if distinct:
         prob = rng.choice([p for p in cat.PROBLEMS if p.level == em and p.dx != s_dx])
         em_note = (f"{cat.EM_TEXT[em]}: seen for {reason}; {pre}; "
@@ -893,7 +902,7 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             rng.shuffle(muscles)
             sites[second] = ", ".join(sorted(muscles[:meas[second].get("n", 1)]))
         elif distinct and (p[first].kind == "skin" and kind2 in ("skin", "wound")
-                           and rng.random() < 0.4):
+                           and second not in MULTI_LESION and rng.random() < 0.4):
             # a separate lesion (or laceration) at the same named site: distinct all the
             # same (NCCI: a separate lesion supports XS/59), only the note's words say so
             sites[second] = sites[first]
@@ -958,7 +967,11 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             lines[paid]["mods"], lines[denied]["mods"] = [s1], [s2]
         else:
             lines[denied]["mods"] = [rng.choice(("XS", "59"))]
-    return {"specialty": SPECIALTY[p[first].kind], "dxs": dx.codes,
+    kinds = {SPECIALTY[p[c].kind] for c in (first, second)}
+    # one specialty does both, or a family practice does two unrelated things
+    specialty = SPECIALTY[p[first].kind] if len(kinds) == 1 or p[second].kind in (
+        "nerve", "wound") else "family medicine"
+    return {"specialty": specialty, "dxs": dx.codes,
             "lines": {c: {"mods": v["mods"], "ptr": v["ptr"]} for c, v in lines.items()},
             "notes": notes, "lay": {paid: p[paid].lay, denied: p[denied].lay}}
 
@@ -988,7 +1001,11 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
         t2 = t1 + m1 + gap if rng.random() < 0.5 else t1 - m2 - gap
         return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng,
                               ("59", "XS"))
-    r1 = r2 = rng.choice(THERAPY_REGIONS)  # one region: only the clock decides
+    # one region: only the clock decides (gait, balance or general weakness only for
+    # services that train function, never for a modality or manual work)
+    regions = (THERAPY_REGIONS if {paid, denied} <= FUNCTIONAL
+               else [r for r in THERAPY_REGIONS if r[0] in SITE_REGIONS])
+    r1 = r2 = rng.choice(regions)
     if distinct:
         gap = 5 * rng.randrange(3)
         t2 = t1 + m1 + gap if rng.random() < 0.5 else t1 - m2 - gap
