@@ -136,9 +136,10 @@ def expand_cpt_text(text: str, query: bool = True) -> str:
     return rx.sub(lambda m: " " + table[m.group(1)] + " ", t)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Phrase:
-    """One way the code set words a node: its title, an inclusion term, an index entry."""
+    """One way the code set words a node: its title, an inclusion term, an index entry.
+    Phrases are interned (``_phrase``), so identity is equality and hashing is cheap."""
 
     weight: float
     words: frozenset[str]
