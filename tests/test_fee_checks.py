@@ -30,6 +30,10 @@ def test_equal_records_including_empty_amounts_pass() -> None:
     payment = _t([("99214", "", "04412", "18", "130.10", "90.00"),
                   ("99213", "26", "04412", "18", "40.00", None)])
     assert payment_mismatches(FEES, payment) == (2, [])
+    # as parsed by polars: large strings, wider decimals
+    wide = payment.cast(pa.schema([(f.name, pa.large_string()) if f.type == pa.string()
+                                   else (f.name, pa.decimal128(18, 4)) for f in payment.schema]))
+    assert payment_mismatches(FEES, wide) == (2, [])
 
 
 def test_differences_and_missing_records_are_named_in_file_order() -> None:

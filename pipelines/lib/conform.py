@@ -24,10 +24,12 @@ def conform(df: pl.DataFrame, table: str, source: str = "<parsed>") -> pa.Table:
             found=", ".join(df.columns),
         )
     df = df.select([f.name for f in spec.schema])
-    arrow = df.to_arrow()
-    cols = []
-    for f in spec.schema:
-        col = arrow.column(f.name)
+    # One column at a time (convert, cast, check, reorder), so a 10M-row table is never held
+    # as the frame plus a cast copy plus a sorted copy at once (4x NCCI peaked at 4.2 GB).
+    casted: dict[str, pa.ChunkedArray] = {}
+
+    def cast(f: pa.Field) -> pa.ChunkedArray:
+        col = df.select(f.name).to_arrow().column(0)
         try:
             col = col.cast(f.type)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
@@ -40,7 +42,18 @@ def conform(df: pl.DataFrame, table: str, source: str = "<parsed>") -> pa.Table:
                 source, f"table {table!r} has {col.null_count} empty values", column=f.name,
                 expected="a value on every row",
             )
+        return col
+
+    fields = {f.name: f for f in spec.schema}
+    for k in spec.key:
+        casted[k] = cast(fields[k])
+    keys = pa.table({k: casted[k] for k in spec.key})
+    order = pc.sort_indices(keys, sort_keys=[(k, "ascending", "at_start") for k in spec.key])
+    del keys
+    cols = []
+    for f in spec.schema:
+        col = casted.pop(f.name) if f.name in casted else cast(f)
+        col = col.take(order)
         cols.append(col.combine_chunks() if col.num_chunks != 1 else col.chunk(0))
-    out = pa.Table.from_arrays(cols, schema=spec.schema)
-    order = pc.sort_indices(out, sort_keys=[(k, "ascending", "at_start") for k in spec.key])
-    return out.take(order).combine_chunks()
+        del col
+    return pa.Table.from_arrays(cols, schema=spec.schema)

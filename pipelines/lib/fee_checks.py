@@ -51,11 +51,15 @@ def payment_mismatches(fees: pa.Table, payment: pa.Table) -> tuple[int, list[str
     """
     keys = ["hcpcs", "modifier", "mac", "locality"]
     cols = ["nonfac_amount", "fac_amount"]
-    left = payment.select(keys + cols).append_column(
+    # the payment file is parsed by polars (large strings, its own decimal scale): both sides
+    # are compared as plain strings and wide decimals, so no value is rounded on the way
+    want = pa.schema([(k, pa.string()) for k in keys] + [(c, pa.decimal128(38, 10)) for c in cols])
+    left = payment.select(keys + cols).cast(want).append_column(
         "_row", pa.array(range(payment.num_rows), pa.int64()))
     # only the fee rows of codes the payment file names take part in the join
     right = fees.filter(pc.is_in(fees.column("hcpcs"), pc.unique(payment.column("hcpcs"))))
-    right = right.select(keys + cols).rename_columns(keys + [f"_fee_{c}" for c in cols])
+    right = right.select(keys + cols).cast(want).rename_columns(
+        keys + [f"_fee_{c}" for c in cols])
     right = right.append_column("_hit", pa.array([True] * right.num_rows, pa.bool_()))
     joined = left.join(right, keys=keys, join_type="left outer", use_threads=False)
     joined = joined.sort_by("_row")
@@ -72,7 +76,16 @@ def payment_mismatches(fees: pa.Table, payment: pa.Table) -> tuple[int, list[str
             continue
         for c in cols:
             if r[f"_fee_{c}"] != r[c]:
-                problems.append(f"{key} {c}: fee_schedule {r[f'_fee_{c}']}, CMS {r[c]}")
+                problems.append(f"{key} {c}: fee_schedule {_shown(r[f'_fee_{c}'], fees, c)}, "
+                                f"CMS {_shown(r[c], payment, c)}")
     shown = problems[:MAX_SHOWN] + ([f"... {len(problems)} in all"]
                                     if len(problems) > MAX_SHOWN else [])
     return payment.num_rows, shown
+
+
+def _shown(value: Decimal | None, table: pa.Table, column: str) -> str:
+    """A compared (widened) amount printed at its own table's scale."""
+    scale = getattr(table.schema.field(column).type, "scale", None)
+    if value is None or scale is None:
+        return str(value)
+    return str(value.quantize(Decimal(1).scaleb(-scale)))
