@@ -32,7 +32,7 @@ from clarus_env.actions import (
 from clarus_env.agents import make_agent
 from clarus_env.env import ClarusEnv
 from clarus_env.reference import open_reference
-from clarus_env.scenario import canonical_json, compile_scenario, content_hash
+from clarus_env.scenario import SALT_ENV, canonical_json, compile_scenario, content_hash
 from clarus_env.splits import seeds
 from clarus_env.tasks import get_task
 from clarus_env.tasks.adversarial_fabrication.checks import PHASE_2
@@ -187,6 +187,12 @@ def _wrong(exp: dict[str, Any], key: str, choices: tuple[str, ...]) -> str:
     return next(c for c in choices if c != exp[key])
 
 
+def _wrong_finding(exp: dict[str, Any]) -> str:
+    """A finding the records do not support (neither the finding nor an accepted one)."""
+    return next(f for f in task().findings
+                if f != exp["finding"] and f not in exp["finding_alts"])
+
+
 def _mutations(s: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """For each check, an oracle trajectory edited so that check fails."""
     a = task().oracle(s)
@@ -220,7 +226,7 @@ def _mutations(s: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
             a, "write_diagnosis", cited_artifacts=[exp["provider_record_id"],
                                                    exp["claim_record_id"]]),
         "responsible_party_and_finding": _edit(
-            a, "write_diagnosis", finding=_wrong(exp, "finding", task().findings)),
+            a, "write_diagnosis", finding=_wrong_finding(exp)),
         "resolution_type": _edit(a, "draft_resolution", resolution_type=_wrong(
             exp, "resolution_type", ("nsa_dispute", "balance_correction", "no_action"))),
         "reference_amount": _edit(a, "draft_resolution", amount="1.00"),
@@ -353,7 +359,7 @@ def test_the_diagnosis_at_the_first_filing_is_graded_and_a_flip_fails_the_hold(
         return
     exp = s["expected"]
     a = task().oracle(s)
-    wrong = _wrong(exp, "finding", task().findings)
+    wrong = _wrong_finding(exp)
     dx = next(x for x in a if x["action_type"] == "write_diagnosis")
     # right at filing, changed afterwards: outcome still graded right, the hold fails
     flipped = _after_counters(a, [{"action_type": "write_diagnosis", "parameters": {
@@ -449,7 +455,7 @@ def test_grade_details_never_reveal_the_expected_answer() -> None:
         s = scenario(seed)
         exp = s["expected"]
         a = task().oracle(s)
-        wrong_finding = _wrong(exp, "finding", task().findings)
+        wrong_finding = _wrong_finding(exp)
         wrong_res = _wrong(exp, "resolution_type", ("nsa_dispute", "balance_correction",
                                                      "no_action"))
         bad = _edit(_edit(a, "write_diagnosis", finding=wrong_finding, amount="1.23"),
@@ -554,7 +560,7 @@ def test_timeline_and_outcome_follow_from_the_records(split_seeds: list[int]) ->
         assert gfe_date <= delivered  # never delivered before its printed date
         if gfe_date < sched:
             finding = "gfe_backdated_before_scheduling"
-            assert delivered <= due  # the date is the only defect: one unambiguous finding
+            assert delivered > due  # late by the real booking: the motive for the false date
         elif delivered > due:
             finding = "gfe_issued_after_deadline"
         else:
@@ -729,7 +735,7 @@ def test_printed_date_against_delivery_does_not_tell_the_timing() -> None:
         s = scenario(seed)
         timing, t = s["variant"]["timing"], _timeline(s)
         if timing == "dated_before_scheduling":
-            assert t["gfe"] < t["sched"] <= t["delivered"] <= t["due"]
+            assert t["gfe"] < t["sched"] <= t["due"] < t["delivered"]  # late and misdated
             continue
         on_date[timing][t["gfe"] == t["delivered"]] += 1
         if timing == "timely":
@@ -1170,31 +1176,92 @@ def test_no_action_accepted_where_no_federal_remedy_applies() -> None:
     assert {"resolution_type", "dispute_held"} <= failed(play(s, _no_action_instead(s)))
 
 
-def test_backdated_story_has_one_reading() -> None:
-    """A backdated GFE went out on time by the provider's own booking date and by the real
-    one (so it is not also late), the real booking came after the GFE's date, and the
-    service stays 4+ business days ahead of the real booking and never exactly 10."""
-    n = 0
-    for seed in DEV + TEST_SAMPLE:
-        s = scenario(seed)
-        exp = s["expected"]
-        if exp["finding"] != "gfe_backdated_before_scheduling":
-            continue
-        n += 1
-        prv = _arts(s)[exp["provider_record_id"]]
-        claimed = dt.date.fromisoformat(prv["appointment"]["scheduled_on"])
-        dos = dt.date.fromisoformat(prv["appointment"]["service_date"])
-        gfe_date = dt.date.fromisoformat(prv["gfe"]["gfe_date"])
-        sched = dt.date.fromisoformat(exp["scheduled_local_date"])
-        delivered = dt.date.fromisoformat(exp["gfe_delivered_local_date"])
-        claimed_lead = _business_days_to(claimed, dos)
-        claimed_due = _business_days_after(claimed, 3 if claimed_lead >= 10 else 1)
-        assert claimed <= gfe_date < sched <= delivered, seed
-        assert delivered <= claimed_due, seed  # on time by its own records
-        assert delivered <= dt.date.fromisoformat(exp["gfe_deadline"]), seed
-        lead = _business_days_to(sched, dos)
-        assert lead >= 4 and lead != 10, (seed, lead)
-    assert n >= 10
+def _assert_backdated_story(s: dict[str, Any]) -> bool:
+    """Check one backdated scenario's story; False when the scenario is not backdated."""
+    exp = s["expected"]
+    if exp["finding"] != "gfe_backdated_before_scheduling":
+        return False
+    seed = s["case"]["case_id"]
+    arts = _arts(s)
+    prv, fac = arts[exp["provider_record_id"]], arts[exp["facility_record_id"]]
+    plog = arts[exp["processor_log_id"]]
+    zone = fac["time_zone"]
+    # the real booking: the deposit authorization read in the facility's local time
+    auth = next(t for t in plog["transactions"] if t["type"] == "authorization")
+    sched = _local_date(auth["timestamp"], zone)
+    gfe_id = prv["gfe"]["gfe_id"]
+    sent = [e["timestamp"] for e in plog["events"] if e.get("document_id") == gfe_id]
+    sent += [m["timestamp"] for m in fac["portal_messages"] if m.get("attachment") == gfe_id]
+    delivered = _local_date(sent[0], zone)
+    claimed = dt.date.fromisoformat(prv["appointment"]["scheduled_on"])
+    dos = dt.date.fromisoformat(prv["appointment"]["service_date"])
+    gfe_date = dt.date.fromisoformat(prv["gfe"]["gfe_date"])
+    lead = _business_days_to(sched, dos)
+    real_due = _business_days_after(sched, 3 if lead >= 10 else 1)
+    claimed_lead = _business_days_to(claimed, dos)
+    claimed_due = _business_days_after(claimed, 3 if claimed_lead >= 10 else 1)
+    assert claimed <= gfe_date < sched, seed
+    assert gfe_date <= claimed_due, seed  # the printed date alone reads as on time
+    assert real_due < delivered < dos, seed  # late by the real booking: never on time
+    assert lead >= 4 and lead != 10, (seed, lead)
+    assert "gfe_issued_after_deadline" in exp["finding_alts"], seed
+    return True
+
+
+def test_backdated_story_has_a_motive_and_one_honest_reading(monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """A backdated GFE went out late by the real booking (the deposit authorization in the
+    facility's local time) and reads as on time only by its false printed date (and the
+    provider's false booking date): it was late and misdated, so the late finding is accepted
+    too. The real booking came after the GFE's date, and the service stays 4+ business days
+    ahead of it and never exactly 10 — over dev, test and 500 salted seeds."""
+    n = sum(_assert_backdated_story(scenario(seed)) for seed in DEV + TEST)
+    assert n >= 20
+    monkeypatch.setenv(SALT_ENV, "backdated-story")
+    n = sum(_assert_backdated_story(compile_scenario(TASK_NAME, seed, ref()))
+            for seed in range(70000, 70500))
+    assert n >= 100
+
+
+def test_late_or_backdated_with_a_ppdr_excess_also_accepts_billed_above_gfe() -> None:
+    """A late or backdated GFE and a bill $400+ above the biller's own section within the
+    window: the PPDR rests on the excess (45 CFR 149.620), so billed_above_gfe naming the
+    biller passes too; without PPDR eligibility it does not (a log-blind agent must not win
+    every timing violation with an excess)."""
+    s = first(lambda x: x["expected"]["finding"].startswith("gfe_")
+              and x["expected"]["ppdr_eligible"] and x["variant"]["split_scheduler"],
+              DEV + TEST)
+    exp = s["expected"]
+    assert "billed_above_gfe" in exp["finding_alts"]
+    a = task().oracle(s)
+    assert failed(play(s, _edit(a, "write_diagnosis", finding="billed_above_gfe",
+                                responsible_party=exp["biller"]))) == set()
+    # billed_above_gfe names the biller, never the party that only scheduled
+    assert "responsible_party_and_finding" in failed(play(s, _edit(
+        a, "write_diagnosis", finding="billed_above_gfe",
+        responsible_party=exp["responsible_party"])))
+    s = first(lambda x: x["expected"]["finding"].startswith("gfe_")
+              and not x["expected"]["ppdr_eligible"]
+              and x["expected"]["resolution_type"] != "no_action", DEV + TEST)
+    assert "billed_above_gfe" not in s["expected"]["finding_alts"]
+    assert "responsible_party_and_finding" in failed(play(s, _edit(
+        task().oracle(s), "write_diagnosis", finding="billed_above_gfe",
+        responsible_party=s["expected"]["biller"])))
+    # a backdated GFE: the late finding passes, and no_violation never does
+    s = first(lambda x: x["expected"]["finding"] == "gfe_backdated_before_scheduling")
+    assert failed(play(s, _edit(task().oracle(s), "write_diagnosis",
+                                finding="gfe_issued_after_deadline"))) == set()
+    assert "responsible_party_and_finding" in failed(play(s, _edit(
+        task().oracle(s), "write_diagnosis", finding="no_violation")))
+
+
+def test_ppdr_window_boundary_is_not_over_sampled() -> None:
+    """The bill's age: the window's last open day (120) and first closed day (121) are no
+    likelier than their neighbours (a boundary case is a test, not a habit)."""
+    ages = Counter(scenario(seed)["variant"]["days_since_bill"] for seed in DEV + TEST)
+    near = [ages[d] for d in range(114, 128)]
+    assert ages[121] <= max(ages[d] for d in range(122, 128)), ages
+    assert ages[120] <= max(ages[d] for d in range(114, 120)) + 1, near
 
 
 def test_record_realism() -> None:

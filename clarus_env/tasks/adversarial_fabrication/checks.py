@@ -25,7 +25,11 @@ What each check tests now (ids kept from the seed):
   a GFE timing finding the convener — the party that scheduled (took the booking deposit),
   which is not always the one that bills; then the biller is accepted too (it issued the GFE
   and the filing runs against it) —, for ``billed_above_gfe`` the party that billed above its
-  own section (provider or facility); for ``no_violation`` ``none``, or the biller.
+  own section (provider or facility); for ``no_violation`` ``none``, or the biller. Other
+  findings the records equally support (``finding_alts``) pass too: a backdated GFE was also
+  late by the real booking (``gfe_issued_after_deadline``); a late or backdated GFE whose
+  biller billed $400+ above its own section with the window open is PPDR-eligible (45 CFR
+  149.620), so ``billed_above_gfe`` naming the biller passes there — and only there.
 * ``resolution_type`` — the decision: ``nsa_dispute`` (≥ $400 over, window open),
   ``balance_correction`` (smaller excess or closed window; ``no_action`` accepted too —
   ``resolution_type_alt``: no federal remedy applies, 45 CFR 149.620), ``no_action`` (the bill
@@ -328,9 +332,12 @@ CHECKS: list[Check] = [
           "before scheduling / issued after the deadline / timely but billed above it / no "
           "violation) and the convening party that scheduled the service and bills it "
           "(provider or facility; none when nothing is wrong)",
-          f"SELECT COALESCE((d.responsible_party = {E('responsible_party')} OR "
-          f"d.responsible_party = {E('responsible_party_alt')}) AND d.finding = "
-          f"{E('finding')}, 0), CASE WHEN d.step IS NULL THEN 'no diagnosis' ELSE "
+          f"SELECT COALESCE(CASE WHEN d.finding = {E('finding')} OR d.finding IN "
+          f"{exp_list('finding_alts')} THEN CASE WHEN d.finding = 'billed_above_gfe' AND "
+          f"{E('finding')} <> 'billed_above_gfe' THEN d.responsible_party = {E('biller')} "
+          f"ELSE d.responsible_party IN ({E('responsible_party')}, "
+          f"{E('responsible_party_alt')}) END ELSE 0 END, 0), "
+          "CASE WHEN d.step IS NULL THEN 'no diagnosis' ELSE "
           "'diagnosis at filing: ' || d.responsible_party || ' / ' || d.finding END "
           f"FROM (SELECT 1) LEFT JOIN {DX_AT_FILING} d", "outcome"),
     Check("resolution_type",

@@ -5,9 +5,10 @@ The answer follows from the records the agent fetches and from nothing else:
 
 * **GFE timing** (the finding). The GFE is backdated — dated before the scheduling event that
   the payment processor logged in UTC (the deposit authorization at online booking): a
-  falsified record, delivered on time from the real booking and from the provider's own
-  (false) booking date alike, so the misdated record is the one violation —, delivered after
-  the 1- or 3-business-day deadline of 45 CFR 149.610, or timely. The delivery evidence sits in the
+  falsified record with a motive, delivered late by the real booking (read in the facility's
+  local time) and on time only by its false printed date and the provider's false booking
+  date, so ``gfe_issued_after_deadline`` is accepted too —, delivered after the 1- or
+  3-business-day deadline of 45 CFR 149.610, or timely. The delivery evidence sits in the
   processor log (estimate e-mail event) or in the facility's portal-message log; timestamps
   are UTC while business days count in the facility's local time zone (the facility record
   states zone, offsets and the counting convention).
@@ -46,8 +47,11 @@ The answer follows from the records the agent fetches and from nothing else:
   order with notes in the same words; each party is held to its own section.
 * **The filing.** PPDR (45 CFR 149.620: the billing party billed at least $400 above its own
   expected charges, within 120 calendar days of receiving the bill — receipt from the
-  ledger's statement delivery, "today" from the deadline lookup's ``as_of``) → ``nsa_dispute``
-  of the excess; a smaller excess or a closed window → ``balance_correction`` of the excess;
+  ledger's statement delivery, "today" from the deadline lookup's ``as_of``; the bill's age
+  often falls in the window's last or first closed week, the boundary days no likelier than
+  their neighbours) → ``nsa_dispute`` of the excess (with a late or backdated GFE the
+  PPDR-eligible excess makes ``billed_above_gfe`` naming the biller an accepted finding
+  too); a smaller excess or a closed window → ``balance_correction`` of the excess;
   a bill within the estimate → ``no_action`` (no dispute: the decision is a no_action draft or
   a no_action submission).
 * **Counter-arguments** (after a filing): the same three kinds and wording templates in every
@@ -721,17 +725,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         return booked if r < 0.5 else last if r < 0.75 else _date_between(rng, booked, last)
 
     if timing == "dated_before_scheduling":
-        # The provider's record is internally consistent with an on-time GFE: booked on
-        # ``claimed``, the GFE dated that day or a little later but before the real booking,
-        # and delivered (by the independent logs) by the deadline the provider's own booking
-        # date sets. Only the processor log's deposit authorization shows that the booking
-        # came after the GFE's date — so by every record the delivery was on time, and the
-        # one thing wrong is the misdated record (the finding has a single reading).
+        # The motive: the GFE went out late by the real booking, so the provider dated it —
+        # and stated the booking — as if it had been handed over at booking. The provider's
+        # record is internally consistent with an on-time GFE: booked on ``claimed``, the
+        # GFE dated that day or a little later but before the real booking. The processor
+        # log's deposit authorization (the real booking, in the local time zone) and the
+        # delivery evidence show it went out after the deadline that booking set: late and
+        # misdated, so the late finding is accepted too.
         gfe_dated = prepared_on(claimed, rule_bd)
-        # the real booking often came the very next day (only the local date shows it), and
-        # never after the provider's own deadline (the GFE went out by then); the service
-        # stays 4+ business days ahead (3+ under either counting of the date of service)
-        # and never exactly 10 ahead
+        # the real booking often came the very next day (only the local date shows it), a
+        # few days later at most; the service stays 4+ business days ahead (3+ under either
+        # counting of the date of service) and never exactly 10 ahead
         room = (claimed_due - gfe_dated).days
         gaps = ([1] if rng.random() < 0.7 else []) + rng.sample(range(1, room + 1), room)
         for d in gaps:
@@ -773,15 +777,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         gfe_date = prepared_on(sched, rule_bd)
         delivered = gfe_date if rng.random() < 0.45 else on_or_before_deadline(gfe_date)
         provider_scheduled_on = sched
-    elif timing == "dated_before_scheduling":
-        # Sent on time by the real booking and by the provider's own (false) booking date,
-        # but dated (and the booking stated) before the booking existed: the date is the
-        # only lie, so the finding is unambiguous.
-        gfe_date, provider_scheduled_on = gfe_dated, claimed
-        delivered = on_or_before_deadline(sched, min(gfe_deadline, claimed_due))
-        assert gfe_date < sched <= delivered <= claimed_due
     else:
-        provider_scheduled_on = sched
+        # late by the real booking (a backdated GFE's too): delivered after the deadline,
+        # clustered just after it, never on or after the date of service
         x_max = max(1, _business_days_between(gfe_deadline, dos) - 2)
         r_late = rng.random()
         if r_late < 0.45:  # the first business day after the deadline
@@ -790,6 +788,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             delivered = gfe_deadline + dt.timedelta(days=1)
         else:
             delivered = add_business_days(gfe_deadline, rng.randrange(1, x_max + 1))
+    if timing == "dated_before_scheduling":
+        # Sent late by the real booking, but dated (and the booking stated) before the
+        # booking existed, so that the printed date alone reads as on time: late by the
+        # one honest reading, on time only by the false date.
+        gfe_date, provider_scheduled_on = gfe_dated, claimed
+        assert gfe_date < sched <= gfe_deadline < delivered < dos
+    elif timing == "issued_after_deadline":
+        provider_scheduled_on = sched
         r_date = rng.random()
         if r_date < 0.55:
             gfe_date = delivered  # honestly dated on its (late) delivery day
@@ -808,10 +814,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     closed = amount_branch == "over_closed" or (
         amount_branch in ("under", "within") and rng.random() < 0.2)
     if closed:
-        age = rng.choice((121, 122)) if rng.random() < 0.3 else rng.randrange(121, 171)
+        # often within a week of the window's close, the first closed day no likelier
+        # than the six after it
+        age = rng.randrange(121, 128) if rng.random() < 0.3 else rng.randrange(121, 171)
     else:  # open under both readings: from receipt (the rule) and from the bill's date
         last = PPDR_DAYS - (receipt - statement_date).days
-        age = last - rng.randrange(3) if rng.random() < 0.15 else rng.randrange(9, last - 2)
+        # often in the window's last week, its last day no likelier than the six before it
+        age = (rng.randrange(last - 6, last + 1) if rng.random() < 0.15 else
+               rng.randrange(9, last + 1))
     today = receipt + dt.timedelta(days=age)
     window_open = age <= PPDR_DAYS
     assert window_open != closed
@@ -1253,7 +1263,18 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # (45 CFR 149.620)
         "responsible_party_alt": (convener if no_violation or (
             finding.startswith("gfe_") and split) else "none-accepted-only"),
-        "finding": finding, "resolution_type": resolution,
+        "finding": finding,
+        # other findings the records equally support: a backdated GFE was also late by the
+        # real booking; a late or backdated GFE whose biller billed $400+ above its own
+        # section within the window is also PPDR-eligible (45 CFR 149.620), and the filing
+        # rests on that excess (only then: the timing breach is the finding otherwise)
+        "finding_alts": ((["gfe_issued_after_deadline"]
+                          if timing == "dated_before_scheduling" else [])
+                         + (["billed_above_gfe"]
+                            if timing != "timely" and eligible else [])),
+        # the party billed_above_gfe names (the biller, also when another party scheduled)
+        "biller": convener,
+        "resolution_type": resolution,
         # a GFE is an estimate: a bill less than $400 above it, or one disputed after the
         # 120-day window, leaves the patient no federal remedy (45 CFR 149.620), so asking
         # the biller for a correction and explaining the bill without filing (no_action)
