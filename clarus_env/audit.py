@@ -245,39 +245,43 @@ def records_rule(train: TrainSet) -> Decide:
 
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 MONEYISH = re.compile(r"^-?\$?\d[\d,]*(\.\d+)?$")
+FEATURE_KINDS = ("numbers", "dates", "labels", "words")
 
 
-def _features(obj: Any, path: str, out: dict[str, float]) -> None:
-    """A record as numbers a tree can split on: every numeric or money value at its key path
-    (list items by position), ISO dates as day numbers, short strings one-hot, long strings
-    as word presence. Nothing is computed from two fields: that would be reasoning."""
+def _features(obj: Any, path: str, out: dict[str, dict[str, float]]) -> None:
+    """A record as features a tree can split on, by kind: every numeric or money value at its
+    key path (list items by position), ISO dates as day numbers, short strings one-hot (with
+    field presence), long strings as word presence. Nothing is computed from two fields: that
+    would be reasoning."""
     if isinstance(obj, dict):
         for k, v in obj.items():
             _features(v, f"{path}.{k}", out)
     elif isinstance(obj, list):
-        out[f"{path}#n"] = float(len(obj))
+        out["labels"][f"{path}#n"] = float(len(obj))
         for i, v in enumerate(obj[:8]):
             _features(v, f"{path}[{i}]", out)
     elif isinstance(obj, (bool, int, float)):
-        out[path] = float(obj)
+        out["numbers"][path] = float(obj)
     elif isinstance(obj, str):
         text = obj.strip()
         if MONEYISH.match(text):
-            out[path] = float(text.replace("$", "").replace(",", ""))
+            out["numbers"][path] = float(text.replace("$", "").replace(",", ""))
         elif ISO_DATE.match(text):
             try:
-                out[path] = float(dt.date.fromisoformat(text[:10]).toordinal())
+                out["dates"][path] = float(dt.date.fromisoformat(text[:10]).toordinal())
             except ValueError:
-                out[f"{path}={text[:40]}"] = 1.0
+                out["labels"][f"{path}={text[:40]}"] = 1.0
         elif len(text) <= 40:
-            out[f"{path}={text}"] = 1.0
+            out["labels"][f"{path}={text}"] = 1.0
         else:
             for w in set(tokens(text)):
-                out[f"{path}~{w}"] = 1.0
+                if not w[0].isdigit():
+                    out["words"][f"{path}~{w}"] = 1.0
 
 
-def record_features(records: dict[str, Any]) -> dict[str, float]:
-    out: dict[str, float] = {}
+def record_features(records: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Every case record's features, by kind (``FEATURE_KINDS``)."""
+    out: dict[str, dict[str, float]] = {k: {} for k in FEATURE_KINDS}
     for t in sorted(records):
         if records[t]:
             _features(records[t], t, out)
@@ -285,9 +289,11 @@ def record_features(records: dict[str, Any]) -> dict[str, float]:
 
 
 def forest_rule(train: TrainSet) -> Decide | None:
-    """A random forest over every value of every case record (amounts as printed, dates,
-    field presence, words), fitted on train: the generic learner that finds a surface
-    correlation no hand-written shortcut thought of. None if scikit-learn is not installed
+    """Random forests over every value of every case record, fitted on train: per outcome
+    field, one forest per kind of feature (amounts as printed, dates, short labels, words)
+    and the one with the best out-of-bag accuracy kept — the generic learner that finds a
+    surface correlation no hand-written shortcut thought of (words drown numbers in one
+    mixed forest, so kinds are kept apart). None without scikit-learn
     (``pip install 'clarus[audit]'``)."""
     try:
         from sklearn.ensemble import RandomForestClassifier
@@ -296,16 +302,35 @@ def forest_rule(train: TrainSet) -> Decide | None:
         return None
     types = sorted({a["type"] for s in train.scenarios for a in s["artifacts"]})
     rows = [record_features({t: _first(s, t) for t in types}) for s in train.scenarios]
-    classes = sorted(set(train.labels), key=repr)
-    index = {lab: i for i, lab in enumerate(classes)}
-    vec = DictVectorizer(sparse=True, sort=True)
-    x = vec.fit_transform(rows)
-    forest = RandomForestClassifier(n_estimators=200, min_samples_leaf=2, random_state=0,
-                                    n_jobs=1).fit(x, [index[lab] for lab in train.labels])
+    fields = [f for f, _ in train.labels[0]]
+    models: dict[str, tuple[str, Any, Any]] = {}
+    for f in fields:
+        y = [dict(lab)[f] for lab in train.labels]
+        best: tuple[float, str, Any, Any] | None = None
+        for kind in FEATURE_KINDS:
+            if not any(r[kind] for r in rows):
+                continue
+            vec = DictVectorizer(sparse=True, sort=True)
+            x = vec.fit_transform([r[kind] for r in rows])
+            forest = RandomForestClassifier(n_estimators=150, min_samples_leaf=2,
+                                            oob_score=True, random_state=0, n_jobs=1)
+            forest.fit(x, y)
+            if best is None or forest.oob_score_ > best[0]:
+                best = (forest.oob_score_, kind, vec, forest)
+        if best is not None:
+            models[f] = best[1:]
+    modal = dict(_modal(train.labels))
 
     def decide(view: dict[str, Any]) -> dict[str, Any]:
-        got = forest.predict(vec.transform([record_features(view.get("records", {}))]))
-        return _as_decision(classes[int(got[0])], view)
+        feats = record_features(view.get("records", {}))
+        label = []
+        for f in fields:
+            if f in models:
+                kind, vec, forest = models[f]
+                label.append((f, str(forest.predict(vec.transform([feats[kind]]))[0])))
+            else:
+                label.append((f, modal[f]))
+        return _as_decision(tuple(label), view)
     return decide
 
 

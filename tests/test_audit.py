@@ -138,12 +138,14 @@ def test_no_shortcut_wins(reports: dict[str, dict[str, Any]], task: str) -> None
         assert top <= rep["modal_share"][f]["share"] + 0.10, (f, text)
 
 
-# The generic random forest over every record value (rf_records) still finds surface
-# correlations in two tasks: amounts and accumulator states in deductive_liability (finding
-# ~0.36 vs modal 0.23), bill size in adversarial_fabrication (resolution ~0.52 vs 0.39).
-# Strict xfail: these flip to failures the day a generator change closes them, so the
-# bound gets tightened then (issue 8).
-FOREST_LEAKS = {"deductive_liability", "adversarial_fabrication"}
+# The generic random forests over every record value (rf_records: per outcome field, one
+# forest per feature kind, the best by out-of-bag accuracy) still beat the modal share by more
+# than 0.10 in every task: printed amounts and accumulator states in deductive_liability
+# (finding ~0.72 vs 0.23), the site's licence and the ledger balance in
+# adversarial_fabrication (party ~0.69 vs 0.48), and in abductive_conflict the note-free half
+# of the NCCI rule (no active edit -> insurer; party ~0.63 vs 0.50). Strict xfail: each flips
+# to a failure the day a generator change closes it, so the bound gets enforced then (issue 8).
+FOREST_LEAKS = {"deductive_liability", "adversarial_fabrication", "abductive_conflict"}
 
 
 @pytest.mark.slow
