@@ -703,4 +703,34 @@ def format_audit(report: dict[str, Any]) -> str:
         for f in fields)
     lines.append(f"best shortcut: pass {b['pass_rate']:.3f} (exploits included), outcome "
                  f"{b['outcome_accuracy']:.3f}; {margin}")
+    lines.append(verdict(report))
     return "\n".join(lines)
+
+
+FIELD_SLACK = 0.10  # a shortcut may beat a field's modal share by at most this much
+PASS_SLACK = 0.05  # and pass at most the modal finding's share plus this much
+
+
+def verdict(report: dict[str, Any]) -> str:
+    """Whether the task holds the shortcut bar, and every shortcut that breaks it: a reader
+    should not have to compare columns to see a leak."""
+    short = {"finding": "finding", "responsible_party": "party",
+             "resolution_type": "resolution", "appeal_reason": "reason"}
+    breaks = []
+    cap = report["modal_share"]["finding"]["share"] + PASS_SLACK
+    for r in report["agents"]:
+        if r["kind"] == "reference":
+            continue
+        if r["pass_rate"] > cap:
+            breaks.append(f"{r['agent']} pass {r['pass_rate']:.3f} > {cap:.3f}")
+        if r["kind"] != "shortcut":
+            continue
+        for f in report["fields"]:
+            bar = report["modal_share"][f]["share"] + FIELD_SLACK
+            if r["field_accuracy"][f] > bar:
+                breaks.append(f"{r['agent']} {short[f]} {r['field_accuracy'][f]:.3f} > "
+                              f"{bar:.3f}")
+    if not breaks:
+        return (f"shortcut bar held: every field <= modal + {FIELD_SLACK:.2f}, "
+                f"pass <= modal finding + {PASS_SLACK:.2f}")
+    return "shortcut bar BROKEN: " + "; ".join(breaks)

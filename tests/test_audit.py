@@ -209,3 +209,22 @@ def test_cli_audit_runs_a_small_audit(capsys: pytest.CaptureFixture[str], tmp_pa
     assert main(["audit", "--task", "deductive_liability", "--agents", "nope", "--limit",
                  "1", "--train-limit", "5", "--quiet"]) == 2
     assert "unknown audit agent" in capsys.readouterr().err
+
+
+def test_the_verdict_names_every_shortcut_that_breaks_the_bar() -> None:
+    from clarus_env.audit import verdict
+
+    row = {"kind": "shortcut", "pass_rate": 0.0, "outcome_accuracy": 0.0,
+           "field_accuracy": {"finding": 0.50, "responsible_party": 0.40}}
+    report = {"fields": ["finding", "responsible_party"],
+              "modal_share": {"finding": {"share": 0.30}, "responsible_party": {"share": 0.40}},
+              "agents": [{**row, "agent": "leaky"},
+                         {**row, "agent": "fine", "field_accuracy": {
+                             "finding": 0.35, "responsible_party": 0.45}},
+                         {"kind": "reference", "agent": "oracle", "pass_rate": 1.0,
+                          "field_accuracy": {"finding": 1.0, "responsible_party": 1.0}}]}
+    text = verdict(report)
+    assert text.startswith("shortcut bar BROKEN") and "leaky finding 0.500" in text
+    assert "fine" not in text and "oracle" not in text
+    report["agents"] = report["agents"][1:]
+    assert verdict(report).startswith("shortcut bar held")
