@@ -44,7 +44,9 @@ No shortcut by construction (the red team's attacks, closed):
   references are the same two, worded the same way, in every scenario; every record id draws
   its own number, so distractors share the id shape of the case's records.
 * Accumulators: the insurer's OOP total printed on the EOB lags the plan of record in any
-  branch (claims from elsewhere post later); where it ignored the cap it stops anywhere from
+  branch (claims from elsewhere post later) — where its deductible total is stale (the
+  ``deductible_already_met`` error) its OOP total lags by the same dollars, since deductible
+  dollars count toward the OOP maximum; where it ignored the cap it stops anywhere from
   $1,200 below the maximum up to the maximum itself, and a correctly applied cap (no_error or
   a practice's error) prints the maximum too. A member near the maximum occurs in every
   branch; being near it implies the deductible is met (as it must). Deductible amounts are to
@@ -546,8 +548,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # ignored the cap its (stale) total stops at or below the maximum — that mismatch with
     # the plan of record is the insurer's error; elsewhere a claims system prints its
     # accumulator as of the processing date, so the EOB's total is the plan of record's
-    # plus this claim (it never lags the member accumulator it was built from)
+    # plus this claim (it never lags the member accumulator it was built from). Where the
+    # insurer's stale deductible total is the error, its OOP total lags by the same dollars:
+    # deductible dollars count toward the OOP maximum, so one stale claims-system total
+    # misses both alike.
     pr_eob_total = sum(cs["patient"] for cs in eob_shares)
+    stale_lag = 0 if stale_remaining is None else stale_remaining - remaining
     if kind == "oop_max_exceeded":
         room = oop_max - pr_eob_total - older_oop_after
         assert room >= 0, room
@@ -556,7 +562,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     elif oop_bind:
         eob_oop_after = oop_max
     else:
-        eob_oop_after = prior_oop + pr_eob_total
+        eob_oop_after = prior_oop - stale_lag + pr_eob_total
     other_claims = rng.randrange(2, 10)
 
     # what the provider's statement asks of the patient (itemized patient share)
