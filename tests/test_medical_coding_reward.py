@@ -306,3 +306,25 @@ def test_resolve_submission_shows_what_the_reward_credits(ref) -> None:
     assert exp == {"primary_icd10": "I12.9", "secondary_icd10s": ["E11.22", "N18.31"],
                    "cpt_codes": ["99214"]}
     assert got == exp
+
+
+def test_an_em_level_set_by_time_or_by_mdm_is_right_either_way(ref) -> None:
+    """AMA 2021: the level may be selected by MDM or by total time. Where the note's time
+    and its MDM give different levels, the higher is expected and the other scores 1.0 too."""
+    from clarus_env.scenario_store import load_scenario
+    from clarus_env.splits import seeds
+
+    found = 0
+    for seed in seeds("dev", "medical_coding"):
+        for case in load_scenario("medical_coding", seed)["cases"]:
+            alts = {k: v for k, v in case["accept"].get("cpt", {}).items()
+                    if k.startswith("992")}
+            for code, others in alts.items():
+                assert "min" in case["clinical_note"].lower()  # the note states a time
+                exp = case["expected"]
+                swapped = [others[0] if c == code else c for c in exp["cpt_codes"]]
+                got = sub(exp["primary_icd10"], exp["secondary_icd10s"], swapped)
+                assert score_submission(exp, got, ref, case["accept"])[0] == 1.0
+                assert score_submission(exp, got, ref)[0] < 1.0
+                found += 1
+    assert found >= 10

@@ -315,7 +315,7 @@ class _Item:
 
     __slots__ = (
         "cond", "variant", "seventh", "text", "codes", "side", "role", "status_text", "synonym",
-        "counted",
+        "counted", "em_alt",
     )
 
     def __init__(
@@ -345,6 +345,7 @@ class _Item:
         self.role = ""
         self.status_text = ""
         self.counted = False  # a problem the E/M addresses: its status is written
+        self.em_alt: tuple[str, str] | None = None  # (expected E/M, the other defensible one)
 
     @property
     def problem(self) -> str:
@@ -481,6 +482,12 @@ def _em(
         lo, hi = em.time_range(t_level, new)
         minutes = randint(rng, lo, hi)
         lines.append(grammar.time_sentence(rng, minutes, procedure_day))
+        if t_level != level and addressed:
+            # a coder may select the level by MDM or by time (AMA 2021): the higher is
+            # expected, the other is accepted as well
+            kind = "em_new" if new else "em_est"
+            addressed[0].em_alt = (pools.em[(kind, max(level, t_level))]["cpt"],
+                                   pools.em[(kind, min(level, t_level))]["cpt"])
         level = max(level, t_level)
     proc = pools.em[("em_new" if new else "em_est", level)]
     return proc, " ".join(lines)
@@ -1500,6 +1507,14 @@ def _accept(
                     out.setdefault("cpt", {}).setdefault(code, []).append(swapped)
     if any(c[0] in "ST" for c in codes):
         out["optional_icd10"] = list(OPTIONAL_EXTERNAL_CAUSE)  # place, activity, status (I.C.20)
+    for it in items:  # an E/M whose level time and MDM set differently: either is right
+        if it.em_alt is not None:
+            em_code, other = it.em_alt
+            for code in cpt:
+                base, *mods = code.split("-")
+                if base == em_code:
+                    out.setdefault("cpt", {}).setdefault(code, []).append(
+                        "-".join([other, *mods]))
     alt_cpt = pools.alt_procedures
     for code in cpt:
         base, *mods = code.split("-")
