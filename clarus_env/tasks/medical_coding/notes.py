@@ -452,7 +452,7 @@ def _em(
     ``hpi``) and the management decision that sets the risk -- and the level follows from them
     by the AMA 2021 table (:func:`.em.mdm_level`). Some notes also state total time on the date
     of the encounter (without the separately reported procedure on a procedure day): the level
-    is then the higher of time and MDM, as a coder may select by either.
+    is then the higher of time and MDM (the other is accepted: a coder may select by either).
     """
     kinds = [i.problem for i in items if i.problem in em.PROBLEM_KINDS]
     if undiagnosed:
