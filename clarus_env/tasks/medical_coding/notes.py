@@ -656,7 +656,10 @@ def _build_note(
     plan: list[str],
     encounter_line: str,
     distractors: int,
+    hidden: tuple[str, ...] = (),
 ) -> str:
+    """``hidden``: ids of coded symptoms left out of the assessment list, whose evidence the
+    note must still carry (an elevated BP in the vitals line)."""
     who = (
         f"{age}-year-old {_sex_word(rng, age, sex)}"
         if rng.random() < 0.5
@@ -717,7 +720,7 @@ def _build_note(
     febrile = any(p["id"] == "sx_fever" for p in positives)
     hypertensive = any(c.startswith("I1") for i in items for c in i.codes) or any(
         i.cond["id"] == "sx_elevated_bp" for i in items
-    )
+    ) or "sx_elevated_bp" in hidden
     findings = []
     blocked = {sys for i in items for sys in _systems(i)} | {
         sys for c in positives for sys in _code_systems(c["codes"][0], c.get("problem", ""))}
@@ -1408,6 +1411,9 @@ def _finish(
             it.cond["kind"] == "symptom"
             and "variants" not in it.cond
             and not symptoms_in_assessment
+            # a coder codes an elevated reading only from the provider's statement of it,
+            # never from a vitals line: it stays in the assessment
+            and it.cond["id"] != "sx_elevated_bp"
         ):
             it.role = "symptom_hidden"
     note_items = [i for i in items if i.role != "symptom_hidden"]
@@ -1428,6 +1434,7 @@ def _finish(
         plan=plan,
         encounter_line=encounter_line,
         distractors=randint(rng, 0, 3),
+        hidden=tuple(i.cond["id"] for i in items if i.role == "symptom_hidden"),
     )
     payer = payer_for(age)
     lines = PAYER_LINES[payer]  # a checksum of the note picks the wording: no rng draw
