@@ -124,7 +124,8 @@ def reports() -> dict[str, dict[str, Any]]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("task", BILLING_TASKS)
-def test_no_shortcut_wins(reports: dict[str, dict[str, Any]], task: str) -> None:
+def test_no_shortcut_passes_more_than_its_class(reports: dict[str, dict[str, Any]], task: str
+                                                ) -> None:
     rep = reports[task]
     text = format_audit(rep)
     best = rep["best_shortcut"]
@@ -132,6 +133,22 @@ def test_no_shortcut_wins(reports: dict[str, dict[str, Any]], task: str) -> None
     # (and the amount, if any, is free): no shortcut may pass more than the most common
     # finding's share plus 0.05
     assert best["pass_rate"] <= rep["modal_share"]["finding"]["share"] + 0.05, text
+
+
+# adversarial_fabrication: the kind of party that bills (a practice's office suite or a
+# licensed site) still names the responsible party often enough for a naive Bayes over the
+# records to reach ~0.60 vs modal 0.48 (issue 8). Strict xfail, like the forests below.
+NB_LEAKS = {"adversarial_fabrication"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", [
+    pytest.param(t, marks=pytest.mark.xfail(strict=True, reason="known surface leak, issue 8"))
+    if t in NB_LEAKS else t for t in BILLING_TASKS])
+def test_no_hand_written_shortcut_beats_the_modal_share(reports: dict[str, dict[str, Any]],
+                                                        task: str) -> None:
+    rep = reports[task]
+    text = format_audit(rep)
     rows = [r for r in rep["agents"] if r["kind"] == "shortcut" and r["agent"] != "rf_records"]
     for f in rep["fields"]:
         top = max(r["field_accuracy"][f] for r in rows)
