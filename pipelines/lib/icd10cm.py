@@ -39,7 +39,9 @@ Conventions of the produced table (chosen here, relied on by the arenas):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 from xml.parsers import expat
 
 import polars as pl
@@ -82,6 +84,22 @@ class _Node:
     seven_notes: dict[str, list[str]] = field(default_factory=dict)
     children: list[_Node] = field(default_factory=list)
 
+
+
+def run_expat(parser: expat.XMLParserType, data: bytes, source: str, start: Callable[..., Any],
+              end: Callable[..., Any], chars: Callable[[str], None]) -> None:
+    """Feed ``data`` through ``parser`` with these handlers; malformed XML becomes a
+    SourceFormatError naming the file, line and character (the CDC files are all parsed so)."""
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = chars
+    parser.buffer_text = True
+    try:
+        parser.Parse(data, True)
+    except expat.ExpatError as exc:
+        raise SourceFormatError(
+            source, f"malformed XML ({expat.ErrorString(exc.code)})", row=exc.lineno,
+            column=f"char {exc.offset + 1}", expected="well-formed XML") from None
 
 def _clean(text: str) -> str:
     return " ".join(text.split())
@@ -183,16 +201,7 @@ def _read_tree(data: bytes, source: str) -> list[_Node]:
         if capture[0] is not None:
             buf.append(text)
 
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.CharacterDataHandler = chars
-    parser.buffer_text = True
-    try:
-        parser.Parse(data, True)
-    except expat.ExpatError as exc:
-        raise SourceFormatError(
-            source, f"malformed XML ({expat.ErrorString(exc.code)})", row=exc.lineno,
-            column=f"char {exc.offset + 1}", expected="well-formed XML") from None
+    run_expat(parser, data, source, start, end, chars)
     if not chapters:
         raise SourceFormatError(source, "no <chapter> elements", row=1,
                                 expected=f"<{_ROOT}> containing <chapter> elements")

@@ -35,6 +35,7 @@ from xml.parsers import expat
 import polars as pl
 
 from .errors import SourceFormatError
+from .icd10cm import run_expat
 
 _ROOT = "ICD10CM.index"
 _CODE_RE = re.compile(r"^[A-Z][0-9A-Z]{2}(\.[0-9A-Z]{0,4})?-?$")
@@ -183,16 +184,7 @@ def _read(data: bytes, source: str) -> _Doc:
     def chars(text: str) -> None:
         buf.append(text)
 
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.CharacterDataHandler = chars
-    parser.buffer_text = True
-    try:
-        parser.Parse(data, True)
-    except expat.ExpatError as exc:
-        raise SourceFormatError(
-            source, f"malformed XML ({expat.ErrorString(exc.code)})", row=exc.lineno,
-            column=f"char {exc.offset + 1}", expected="well-formed XML") from None
+    run_expat(parser, data, source, start, end, chars)
     if not entries:
         raise SourceFormatError(source, "no <mainTerm> elements", row=1,
                                 expected=f"<{_ROOT}> with <letter> and <mainTerm> elements")
