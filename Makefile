@@ -34,7 +34,8 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 --dist loadfile -m "not serial"
+	$(BIN)/pytest -q -m serial
 
 # A data engineer's refresh: build 2026C from the CMS mirror and publish it under
 # CLARUS_BUNDLE_ROOT (an immutable release dir + an atomically flipped link), never into the

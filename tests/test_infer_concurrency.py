@@ -61,6 +61,7 @@ def _same(a: dict, b: dict) -> bool:
         {k: v for k, v in b.items() if k not in drop}
 
 
+@pytest.mark.serial  # a ratio of latencies: make test runs it alone
 def test_sixteen_at_once_is_many_times_faster_with_the_same_results(endpoint: str) -> None:
     seeds = list(range(50_000, 50_032))
     peak = endpoint.replace("/v1", "/peak")

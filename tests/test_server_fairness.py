@@ -14,6 +14,7 @@ import statistics
 import time
 
 import httpx
+import pytest
 
 from clarus_env.splits import seeds
 
@@ -70,6 +71,7 @@ async def hostile(client: httpx.AsyncClient, stop: asyncio.Event, sent: list[int
     await asyncio.gather(*(flood() for _ in range(4)))  # 4 requests in flight at all times
 
 
+@pytest.mark.serial  # a ratio of latencies: make test runs it alone
 def test_a_client_flooding_long_searches_does_not_raise_others_p99_2x() -> None:
     async def run(base: str) -> tuple[list[float], list[float], list[int]]:
         async with httpx.AsyncClient(base_url=base, timeout=60,
