@@ -18,6 +18,7 @@ level follows from them by :mod:`.em`.
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 from typing import Any
 
 from .em import Data
@@ -35,54 +36,157 @@ def randint(rng: random.Random, lo: int, hi: int) -> int:
 
 # -- MDM data ------------------------------------------------------------------------------------
 # Tests sent out (not performed and billed in the office), so ordering them is an MDM data element
-# only: no CPT follows from these words.
-LAB_TESTS = (
+# only: no CPT follows from these words. Every source, test, consultant and image belongs to a
+# specialty (:data:`SPECIALTIES`), chosen from the ICD-10-CM codes of the problems addressed, so
+# a migraine is never discussed with a dermatologist and dysmenorrhea never gets a rhythm strip.
+GENERAL_LABS = (
     ("CBC", "complete blood count"),
     ("CMP", "comprehensive metabolic panel"),
     ("BMP", "basic metabolic panel"),
-    ("lipid panel", "fasting lipid panel"),
-    ("TSH", "thyroid-stimulating hormone level"),
-    ("HbA1c", "hemoglobin A1c"),
-    ("vitamin D level", "25-OH vitamin D"),
-    ("ferritin", "iron studies with ferritin"),
-    ("magnesium level", "serum magnesium"),
-    ("liver panel", "hepatic function panel"),
 )
-NOTE_SOURCES = (
-    "urgent care", "the emergency department", "cardiology", "the outside hospital",
-    "the previous PCP", "orthopedics", "gastroenterology", "the visiting nurse",
+GENERAL_SOURCES = ("urgent care", "the emergency department", "the previous PCP",
+                   "the outside hospital")
+PEDIATRIC_SOURCES = ("urgent care", "the emergency department", "the school nurse",
+                     "the previous pediatrician")
+
+
+class Specialty:
+    """What a data element may name for problems of one specialty: its consultant and clinic
+    (for notes and discussions), tests a PCP sends out, and tests another physician performed
+    that the PCP may interpret (none: no independent interpretation for this specialty)."""
+
+    __slots__ = ("consultant", "clinic", "labs", "images", "pediatric")
+
+    def __init__(self, consultant: str, clinic: str, labs: tuple, images: tuple = (),
+                 pediatric: bool = True) -> None:
+        self.consultant, self.clinic, self.labs, self.images = consultant, clinic, labs, images
+        self.pediatric = pediatric
+
+
+SPECIALTIES = {
+    "cardiology": Specialty("cardiologist", "cardiology", (
+        ("lipid panel", "fasting lipid panel"), ("BNP", "B-type natriuretic peptide"),
+        ("TSH", "thyroid-stimulating hormone level"), ("BMP", "basic metabolic panel")),
+        ("ECG tracing from the emergency department", "rhythm strip from the urgent care visit",
+         "outside echocardiogram images")),
+    "pulmonology": Specialty("pulmonologist", "pulmonology", (
+        ("CBC", "complete blood count"), ("chest X-ray", "two-view chest radiograph"),
+        ("spirometry", "pulmonary function testing")),
+        ("outside chest X-ray images", "CT chest images from the outside hospital")),
+    "ent": Specialty("otolaryngologist", "ENT", (
+        ("audiogram", "formal hearing test"), ("CBC", "complete blood count")),
+        ("CT sinus images from the outside hospital",)),
+    "gastroenterology": Specialty("gastroenterologist", "gastroenterology", (
+        ("liver panel", "hepatic function panel"), ("lipase", "serum lipase"),
+        ("CBC", "complete blood count"), ("CMP", "comprehensive metabolic panel")),
+        ("CT abdomen images from the outside hospital", "outside abdominal ultrasound images")),
+    "nephrology": Specialty("nephrologist", "nephrology", (
+        ("BMP", "basic metabolic panel"), ("urine albumin-creatinine ratio", "urine ACR"),
+        ("urinalysis", "UA with microscopy")),
+        ("outside renal ultrasound images",)),
+    "urology": Specialty("urologist", "urology", (
+        ("urinalysis", "UA with microscopy"), ("urine culture", "clean-catch urine culture"),
+        ("PSA", "prostate-specific antigen")),
+        ("outside renal ultrasound images", "CT urogram images from the outside hospital")),
+    "gynecology": Specialty("gynecologist", "gynecology", (
+        ("CBC", "complete blood count"), ("TSH", "thyroid-stimulating hormone level"),
+        ("pelvic ultrasound", "transvaginal ultrasound")),
+        ("outside pelvic ultrasound images",), pediatric=False),
+    "orthopedics": Specialty("orthopedic surgeon", "orthopedics", (
+        ("ESR", "sedimentation rate"), ("CRP", "C-reactive protein"),
+        ("plain films of the affected area", "radiographs of the affected area")),
+        ("outside X-ray images", "MRI images from the outside imaging center")),
+    "dermatology": Specialty("dermatologist", "dermatology", (
+        ("fungal culture", "skin scraping for fungal culture"),
+        ("wound culture", "bacterial wound culture")), ()),
+    "neurology": Specialty("neurologist", "neurology", (
+        ("B12 level", "vitamin B12 level"), ("MRI brain", "brain MRI"),
+        ("CMP", "comprehensive metabolic panel")),
+        ("CT head images from the outside hospital", "outside EEG tracing")),
+    "ophthalmology": Specialty("ophthalmologist", "ophthalmology", (
+        ("HbA1c", "hemoglobin A1c"),), ("outside retinal photographs",)),
+    "psychiatry": Specialty("psychiatrist", "behavioral health", (
+        ("TSH", "thyroid-stimulating hormone level"), ("CBC", "complete blood count")), ()),
+    "endocrinology": Specialty("endocrinologist", "endocrinology", (
+        ("HbA1c", "hemoglobin A1c"), ("TSH", "thyroid-stimulating hormone level"),
+        ("lipid panel", "fasting lipid panel"), ("vitamin D level", "25-OH vitamin D")), ()),
+    "hematology": Specialty("hematologist", "hematology", (
+        ("CBC", "complete blood count"), ("ferritin", "iron studies with ferritin"),
+        ("B12 level", "vitamin B12 level")), ()),
+    "infectious disease": Specialty("infectious disease specialist", "infectious disease", (
+        ("CBC", "complete blood count"), ("CMP", "comprehensive metabolic panel"),
+        ("blood cultures", "two sets of blood cultures")),
+        ("outside chest X-ray images",)),
+    "oncology": Specialty("oncologist", "oncology", (
+        ("CBC", "complete blood count"), ("CMP", "comprehensive metabolic panel")),
+        ("CT images from the outside hospital",)),
+}
+# ICD-10-CM code prefix -> specialty (first match; longest prefixes first)
+SPECIALTY_BY_PREFIX = (
+    ("E11.3", "ophthalmology"), ("E10.3", "ophthalmology"), ("E11.4", "neurology"),
+    ("E11.2", "nephrology"), ("I12", "nephrology"), ("I13", "nephrology"),
+    ("J0", "ent"), ("J3", "ent"), ("N18", "nephrology"), ("N0", "nephrology"),
+    ("N1", "nephrology"), ("N2", "nephrology"), ("N3", "urology"), ("N4", "urology"),
+    ("N5", "urology"), ("N6", "gynecology"), ("N7", "gynecology"), ("N8", "gynecology"),
+    ("N9", "gynecology"), ("H6", "ent"), ("H7", "ent"), ("H8", "ent"), ("H9", "ent"),
+    ("H", "ophthalmology"), ("B07", "dermatology"), ("B35", "dermatology"),
+    ("B36", "dermatology"), ("B0", "dermatology"), ("B86", "dermatology"),
+    ("D5", "hematology"), ("D6", "hematology"), ("D7", "hematology"), ("D0", "oncology"),
+    ("D22", "dermatology"), ("D23", "dermatology"), ("D31", "ophthalmology"),
+    ("D", "oncology"), ("C", "oncology"),
+    ("I", "cardiology"), ("J", "pulmonology"), ("K", "gastroenterology"), ("L", "dermatology"),
+    ("M", "orthopedics"), ("S", "orthopedics"), ("G", "neurology"), ("F", "psychiatry"),
+    ("E", "endocrinology"), ("A", "infectious disease"), ("B", "infectious disease"),
+    ("R00", "cardiology"), ("R01", "cardiology"), ("R07", "cardiology"),
+    ("R0", "pulmonology"), ("R1", "gastroenterology"), ("R3", "urology"),
+    ("R51", "neurology"), ("R55", "cardiology"), ("R42", "neurology"), ("R2", "dermatology"),
+    ("R73", "endocrinology"), ("O", "gynecology"),
 )
-PEDIATRIC_NOTE_SOURCES = ("urgent care", "the emergency department", "the school nurse",
-                          "the previous pediatrician")
-INTERPRETED = (
-    "ECG tracing from the emergency department",
-    "outside X-ray images",
-    "CT images from the outside hospital",
-    "rhythm strip from the urgent care visit",
-)
-CONSULTANTS = ("cardiologist", "nephrologist", "endocrinologist", "pulmonologist",
-               "orthopedic surgeon", "dermatologist")
-PEDIATRIC_CONSULTANTS = ("pediatric pulmonologist", "pediatric gastroenterologist",
-                         "pediatric cardiologist")
+
+
+def specialties_for(codes: list[str]) -> list[str]:
+    """The specialties (in code order, deduplicated) whose problems ``codes`` are."""
+    out: list[str] = []
+    for code in codes:
+        name = next((s for pre, s in SPECIALTY_BY_PREFIX if code.startswith(pre)), None)
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
+def can_interpret(specialties: list[str], age: int) -> bool:
+    """Whether any specialty of the problems (that sees a patient of ``age``) has a test
+    another physician performed."""
+    return any(SPECIALTIES[s].images and (SPECIALTIES[s].pediatric or age >= 13)
+               for s in specialties)
 
 
 def _pick(rng: random.Random, pool: tuple, n: int) -> list:
     return rng.sample(pool, min(n, len(pool)))
 
 
-def data_sentences(rng: random.Random, d: Data, age: int,
-                   caregiver: str) -> tuple[list[str], list[str]]:
-    """(HPI sentences, plan sentences) that document exactly the data elements of ``d``."""
+def data_sentences(rng: random.Random, d: Data, age: int, caregiver: str,
+                   specialties: list[str] | tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """(HPI sentences, plan sentences) that document exactly the data elements of ``d``, each
+    naming a source, test or consultant that fits the problems' ``specialties``."""
     hpi: list[str] = []
     plan: list[str] = []
     child = age < 13
-    for src in _pick(rng, PEDIATRIC_NOTE_SOURCES if child else NOTE_SOURCES, d.external_notes):
+    specs = [SPECIALTIES[s] for s in specialties if s in SPECIALTIES
+             and (SPECIALTIES[s].pediatric or not child)]
+    sources = tuple(PEDIATRIC_SOURCES if child else GENERAL_SOURCES) + tuple(
+        (f"pediatric {s.clinic}" if child else s.clinic) for s in specs)
+    for src in _pick(rng, sources, d.external_notes):
         hpi.append(pick(rng, (
             f"Records from {src} reviewed.",
             f"I reviewed the note from {src}.",
             f"Outside records ({src}) reviewed today.",
         )))
-    tests = _pick(rng, LAB_TESTS, d.results_reviewed + d.tests_ordered)
+    labs: list[tuple[str, str]] = []
+    for lab in [t for s in specs for t in s.labs] + list(GENERAL_LABS):
+        if lab[0] not in (x[0] for x in labs):
+            labs.append(lab)
+    tests = _pick(rng, tuple(labs), d.results_reviewed + d.tests_ordered)
     reviewed, ordered = tests[: d.results_reviewed], tests[d.results_reviewed:]
     if reviewed:
         names = [pick(rng, t) for t in reviewed]
@@ -96,7 +200,7 @@ def data_sentences(rng: random.Random, d: Data, age: int,
         names = [pick(rng, t) for t in ordered]
         plan.append(pick(rng, (
             f"Ordered {', '.join(names)} (sent to outside lab).",
-            f"Labs ordered: {'; '.join(names)}, drawn at the reference lab.",
+            f"Tests ordered: {'; '.join(names)}, done at the reference lab.",
             f"Will obtain {' and '.join(names)} at the outside lab.",
         )))
     if d.independent_historian:
@@ -106,16 +210,21 @@ def data_sentences(rng: random.Random, d: Data, age: int,
             f"Independent historian: {caregiver}.",
         )))
     if d.independent_interpretation:
-        what = pick(rng, INTERPRETED)
+        images = [i for s in specs for i in s.images]
+        if not images:
+            raise ValueError(f"no test to interpret for specialties {list(specialties)}")
+        what = pick(rng, images)
         plan.append(pick(rng, (
             f"My independent interpretation of the {what}: no acute change from prior.",
             f"Independently reviewed the {what}; no acute change from prior.",
         )))
     if d.discussion_external:
-        who = pick(rng, PEDIATRIC_CONSULTANTS if child else CONSULTANTS)
+        who = (pick(rng, [s.consultant for s in specs]) if specs
+               else "specialist who saw the patient last month")
+        who = f"pediatric {who}" if child and specs else who
         plan.append(pick(rng, (
             f"Discussed management by phone with the patient's {who}.",
-            f"Case discussed with {who} today; agree with plan.",
+            f"Case discussed with the {who} today; agree with plan.",
         )))
     return hpi, plan
 
@@ -127,30 +236,146 @@ def caregiver(rng: random.Random, age: int) -> str:
 
 
 # -- MDM risk ----------------------------------------------------------------------------------
-OTC = ("acetaminophen", "ibuprofen", "acetaminophen or ibuprofen", "naproxen")
+class Focus:
+    """What the management sentence must fit: the problem the plan is about (its words, MDM
+    kind and ICD-10-CM codes), whether it is diagnosed today (no refills for a new diagnosis),
+    and every code of the visit (NSAIDs are never suggested beside CKD, heart failure, an ulcer
+    or anticoagulation)."""
+
+    __slots__ = ("text", "kind", "codes", "new_dx", "all_codes")
+
+    def __init__(self, text: str, kind: str, codes: tuple[str, ...] | list[str], new_dx: bool,
+                 all_codes: tuple[str, ...] | list[str] = ()) -> None:
+        self.text, self.kind, self.codes, self.new_dx = text, kind, tuple(codes), new_dx
+        self.all_codes = tuple(all_codes) or self.codes
 
 
-def risk_sentence(rng: random.Random, risk: int, problem: str, age: int) -> str:
-    """One plan sentence documenting the management option that sets the risk element."""
+# conditions an NSAID would harm (KDIGO: avoid NSAIDs in CKD 3-5; HF, peptic ulcer,
+# anticoagulation, pregnancy)
+NSAID_UNSAFE = ("N18.3", "N18.4", "N18.5", "N18.6", "I12", "I13", "E11.22", "E10.22", "I50",
+                "K25", "K26", "K27", "K28", "K92", "Z79.01", "O", "Z33", "Z34", "N17")
+# conditions whose standard office treatment is a prescription (antibiotic, contraceptive,
+# controller) -- never OTC or reassurance alone
+NEEDS_RX = ("N39.0", "N30.0", "N30.9", "L03", "L01", "L02", "J18", "J15", "J02.0", "J03.0",
+            "H66.0", "A", "B50", "B51", "B52", "B53", "B54", "Z30.01", "Z30.4", "N70", "N71",
+            "N72", "N73", "N76.0", "B37.3", "A56", "A54", "J45.2", "J45.3", "J45.4", "J45.5",
+            "J45.90", "J44.1", "J44.0", "I48", "E11.65", "E10.65")
+# conditions whose office management is a procedure or a surgical referral, not a drug
+SURGICAL = ("D0", "D1", "D2", "D3", "M2", "K40", "K41", "K42", "K43", "K80", "N43", "N83",
+            "H25", "H26", "H02", "L72", "L91")
+# abnormal findings and congenital anomalies: observed, worked up or referred, never given a
+# drug or an OTC product at the visit that finds them
+NO_DRUG = ("Q", "R7", "R8", "R9")
+# (code prefixes, OTC products) for a low-risk plan that fits the problem; analgesics otherwise
+OTC_BY_PREFIX = (
+    (("B07",), ("salicylic acid 17% liquid", "salicylic acid wart pads")),
+    (("B35", "B36", "B37.2"), ("clotrimazole cream", "terbinafine cream")),
+    (("L20", "L23", "L24", "L25", "L30", "L29", "L28", "R21", "L50"),
+     ("hydrocortisone 1% cream", "fragrance-free emollient", "cetirizine")),
+    (("L",), ("fragrance-free emollient", "petrolatum ointment")),
+    (("H10", "H04", "H11"), ("artificial tears", "preservative-free lubricating drops")),
+    (("J30", "J31", "J32", "J34", "J00", "J01", "J06", "R09.8"),
+     ("saline nasal spray", "saline nasal rinse")),
+    (("R05",), ("honey at bedtime", "dextromethorphan")),
+    (("K21", "K29", "K30", "R12", "R10.1"), ("famotidine", "calcium carbonate antacid")),
+    (("K59.0", "K56.4"), ("polyethylene glycol", "fiber supplement")),
+    (("K52", "A09", "R19.7"), ("oral rehydration solution", "loperamide")),
+    (("H61.2",), ("carbamide peroxide ear drops",)),
+    (("F51", "G47.0"), ("melatonin",)),
+)
+# problems for which rest and fluids is the care (self-limited infections, viral syndromes)
+REST_FLUIDS = ("J0", "J10", "J11", "J20", "J21", "B34", "B08", "B09", "A08", "A09", "K52",
+               "R50", "R05", "R11", "R19.7", "U07")
+
+
+def _starts(codes: tuple[str, ...], prefixes: tuple[str, ...]) -> bool:
+    return any(c.startswith(prefixes) for c in codes)
+
+
+def fit_risk(risk: int, focus: Focus, age: int) -> int:
+    """The risk element a plan can honestly document for ``focus`` near ``risk``: a condition
+    that needs a prescription gets one, a surgical problem gets a decision about surgery or
+    nothing (no OTC), an abnormal finding or a congenital anomaly is observed or worked up,
+    and hospital admission is discussed only for a worsening chronic or an
+    acute systemic illness in the very young or old, or a problem threatening bodily function."""
+    if focus.kind == "severe":
+        return 3
+    if risk == 3 and not (focus.kind in ("chronic_exacerbation", "acute_systemic", "undiagnosed")
+                          and (age >= 65 or age < 2)):
+        risk = 2
+    if _starts(focus.codes, NEEDS_RX) or focus.kind == "chronic_exacerbation":
+        risk = max(risk, 2)
+    if _starts(focus.codes, SURGICAL) and risk == 1:
+        risk = 0
+    if _starts(focus.codes, NO_DRUG) and not _starts(focus.codes, NEEDS_RX):
+        risk = 0
+    return risk
+
+
+def _otc(rng: random.Random, focus: Focus, age: int) -> str:
+    for prefixes, products in OTC_BY_PREFIX:
+        if _starts(focus.codes, prefixes):
+            return pick(rng, products)
+    if age < 1:
+        return "infant acetaminophen"
+    if age < 12 or _starts(focus.all_codes, NSAID_UNSAFE):
+        return "acetaminophen"
+    return pick(rng, ("acetaminophen", "ibuprofen", "acetaminophen or ibuprofen", "naproxen"))
+
+
+def risk_sentence(rng: random.Random, risk: int, focus: Focus, age: int) -> str:
+    """One plan sentence documenting the management option that sets the risk element, in
+    words that fit the problem (see :func:`fit_risk`, which the caller applies first)."""
+    problem = focus.text
     if risk == 0:
+        if _starts(focus.codes, REST_FLUIDS):
+            return pick(rng, (
+                f"Supportive care for {problem}; reassurance given.",
+                "Rest, fluids, return precautions reviewed.",
+            ))
+        if focus.codes and focus.codes[0][:1] in "ST":
+            return pick(rng, ("Ice, elevation and relative rest; return precautions reviewed.",
+                              f"Activity as tolerated for {problem}; precautions reviewed."))
         return pick(rng, (
-            f"Supportive care for {problem}; reassurance given.",
-            "Rest, fluids, return precautions reviewed.",
-            "Watchful waiting; no medication needed.",
+            f"Watchful waiting for {problem}; no medication needed.",
+            f"No treatment needed for {problem} at this time; observation discussed.",
         ))
     if risk == 1:
-        drug = pick(rng, OTC if age >= 12 else OTC[:3] if age >= 1 else ("infant acetaminophen",))
+        drug = _otc(rng, focus, age)
         return pick(rng, (
             f"OTC {drug} prn.",
             f"May use over-the-counter {drug}.",
             f"Recommend {drug} (OTC) for comfort.",
         ))
     if risk == 2:
+        if _starts(focus.codes, SURGICAL) and not _starts(focus.codes, NEEDS_RX):
+            return pick(rng, (
+                f"Decision made for elective surgery for {problem}; surgical referral placed, "
+                "risks discussed.",
+                f"Elective surgical repair of {problem} discussed and chosen; referred to "
+                "surgery.",
+            ))
+        if focus.new_dx or focus.kind in ("acute", "minor", "acute_systemic", "undiagnosed"):
+            return pick(rng, (
+                f"Rx sent to pharmacy for {problem}; side effects reviewed.",
+                f"Started prescription therapy for {problem}, risks and benefits discussed.",
+                f"New prescription for {problem} sent; how to take it reviewed.",
+            ))
+        if focus.kind == "chronic_exacerbation":
+            return pick(rng, (
+                f"Prescription medication for {problem} adjusted; dose change reviewed.",
+                f"Rx for {problem} increased; side effects reviewed.",
+            ))
         return pick(rng, (
-            f"Rx sent to pharmacy for {problem}; side effects reviewed.",
             f"Prescription medication for {problem} adjusted; dose change reviewed.",
-            f"Started prescription therapy for {problem}, risks and benefits discussed.",
             f"Prescription drug management for {problem}: refills sent, dose unchanged.",
+            f"Rx for {problem} renewed after reviewing adherence and side effects.",
+        ))
+    if focus.kind == "severe":
+        return pick(rng, (
+            f"Direct hospital admission arranged for {problem}; report called to the admitting "
+            "team.",
+            f"Sent to the emergency department for admission for {problem}; transfer arranged.",
         ))
     return pick(rng, (
         f"Hospital admission for {problem} considered and discussed; patient opts for outpatient "
@@ -163,20 +388,44 @@ def risk_sentence(rng: random.Random, risk: int, problem: str, age: int) -> str:
 # -- problem status ----------------------------------------------------------------------------
 STATUS = {
     "minor": ("self-limited", "minor", "self-limiting"),
-    "acute": ("new, uncomplicated", "acute, uncomplicated", "no complications noted"),
-    "chronic_stable": ("stable", "stable on current regimen", "unchanged", "at goal"),
-    "chronic_exacerbation": ("worsening", "progressing despite treatment", "flaring"),
+    "acute": ("acute, uncomplicated", "no complications noted"),
+    "chronic_stable": ("stable", "unchanged"),
+    "chronic_exacerbation": ("worsening", "flaring"),
     "acute_systemic": ("with systemic symptoms", "acute, with systemic symptoms"),
     "undiagnosed": ("undiagnosed new problem, prognosis uncertain",
                     "new problem of uncertain prognosis"),
+    "severe": ("threat to bodily function", "acute, a threat to bodily function"),
 }
+STATUS_NEW = {"acute": ("new, uncomplicated",)}  # only where the problem is new today
+STATUS_FOLLOW_UP = {"acute": ("improving, uncomplicated",)}
+STATUS_TREATED = {"chronic_stable": ("stable on current regimen",),
+                  "chronic_exacerbation": ("progressing despite treatment",)}
+STATUS_MEASURED = {"chronic_stable": ("at goal",)}  # a target value exists (BP, A1c, LDL, TSH)
+MEASURED = ("I10", "I11", "I12", "I13", "I15", "I16", "E10", "E11", "E78", "E03", "E05")
+STATUS_WORDS = tuple(sorted({w for table in (STATUS, STATUS_NEW, STATUS_FOLLOW_UP,
+                                             STATUS_TREATED, STATUS_MEASURED)
+                             for ws in table.values() for w in ws}, key=len, reverse=True))
 
 
-def status_suffix(rng: random.Random, kind: str) -> str:
-    """The words that say how a problem stands (the MDM problem element), or ''."""
-    word = pick(rng, STATUS.get(kind, ("",)))
-    if not word:
+def status_suffix(rng: random.Random, kind: str, *, new_today: bool = False,
+                  follow_up: bool = False, treated: bool = False,
+                  codes: tuple[str, ...] | list[str] = ()) -> str:
+    """The words that say how a problem stands (the MDM problem element), or '' -- only words
+    the visit and the condition allow: "new" only for a problem that is new today, "improving"
+    only at a follow-up, "on current regimen"/"despite treatment" only for a treated chronic
+    condition, "at goal" only where a measured target exists."""
+    words = list(STATUS.get(kind, ()))
+    if not words:
         return ""
+    if new_today:
+        words += STATUS_NEW.get(kind, ())
+    if follow_up:
+        words += STATUS_FOLLOW_UP.get(kind, ())
+    if treated:
+        words += STATUS_TREATED.get(kind, ())
+        if any(c.startswith(MEASURED) for c in codes):
+            words += STATUS_MEASURED.get(kind, ())
+    word = pick(rng, words)
     return pick(rng, (f", {word}", f" - {word}", f" ({word})"))
 
 
@@ -203,18 +452,42 @@ ROS_REST = ("All other systems", "Remainder of ROS", "Other systems", "Rest of t
             "10-point ROS otherwise", "Remaining systems")
 ROS_NEGATIVE = ("negative.", "reviewed and negative.", "neg.", "reviewed, negative.")
 
-_SOCIAL_TAGS = {
-    "Occasional social EtOH.": "alcohol", "Drinks 1 glass of wine with dinner.": "alcohol",
-    "Never smoker.": "tobacco", "Walks 30 min most days.": "active",
-    "Plays soccer after school.": "active", "Plays on the school team.": "active",
-    "Walks daily with a neighbour.": "active",
+# sentence -> (exclusive group, what it asserts). A note says at most one thing per group
+# (nobody lives alone and with a spouse, works two jobs or is retired twice), and nothing a
+# documented condition rules out (``avoid``: alcohol, tobacco, active, walks, independent,
+# physical).
+_SOCIAL = {
+    "Occasional social EtOH.": ("alcohol", "alcohol"),
+    "Drinks 1 glass of wine with dinner.": ("alcohol", "alcohol"),
+    "Never smoker.": ("tobacco", "tobacco"),
+    "Walks 30 min most days.": ("activity", "active"),
+    "Plays soccer after school.": ("activity", "active"),
+    "Plays on the school team.": ("activity", "active"),
+    "Walks daily with a neighbour.": ("activity", "active"),
+    "Uses a cane outdoors.": ("mobility", "walks"),
+    "Lives with wife.": ("home", ""), "Lives with husband.": ("home", ""),
+    "Lives alone.": ("home", "independent"),
+    "Lives alone, independent in ADLs.": ("home", "independent"),
+    "Lives with partner and kids.": ("home", ""),
+    "Lives with parents.": ("home", ""), "Lives with mother and siblings.": ("home", ""),
+    "Lives with parents and a younger sibling.": ("home", ""), "Lives with mother.": ("home", ""),
+    "Home with grandparents during the day.": ("daycare", ""),
+    "Attends daycare.": ("daycare", ""),
+    "Works as a teacher.": ("work", ""), "Works in construction.": ("work", "physical"),
+    "Office job.": ("work", ""), "Works night shifts as a nurse.": ("work", "physical"),
+    "Part-time job on weekends.": ("work", ""),
+    "Retired.": ("work", ""), "Retired accountant.": ("work", ""),
+    "Daughter lives nearby and helps with shopping.": ("family", ""),
+    "No smoke exposure at home.": ("smoke", ""),
 }
 
 
 def social_history(rng: random.Random, age: int, sex: str, n: int,
                    avoid: set[str] | frozenset[str] = frozenset()) -> list[str]:
-    """Up to ``n`` social-history sentences that fit the patient's age and sex and contradict
-    no documented condition (``avoid``: alcohol, tobacco, active)."""
+    """Up to ``n`` social-history sentences that fit the patient's age and sex, say at most one
+    thing about home, work, activity and drinking, and contradict no documented condition
+    (``avoid``: alcohol, tobacco, active, walks, independent, physical)."""
+    partner = "husband" if sex == "female" else "wife"
     if age < 5:
         pool = ["Lives with parents.", "Attends daycare.", "Lives with mother and siblings.",
                 "No smoke exposure at home.", "Immunizations up to date per parent.",
@@ -229,13 +502,11 @@ def social_history(rng: random.Random, age: int, sex: str, n: int,
                 "Denies tobacco, vaping or alcohol (interviewed alone).",
                 "Part-time job on weekends."]
     elif age < 65:
-        partner = "husband" if sex == "female" else "wife"
         pool = [f"Lives with {partner}.", "Lives alone.", "Works as a teacher.",
                 "Works in construction.", "Office job.", "Drinks 2 cups of coffee a day.",
                 "Walks 30 min most days.", "Occasional social EtOH.", "Has a dog at home.",
                 "Never smoker.", "Works night shifts as a nurse.", "Lives with partner and kids."]
     else:
-        partner = "husband" if sex == "female" else "wife"
         pool = [f"Lives with {partner}.", "Lives alone, independent in ADLs.", "Retired.",
                 "Retired accountant.", "Walks daily with a neighbour.",
                 "Drinks 1 glass of wine with dinner.", "Uses a cane outdoors.",
@@ -246,11 +517,40 @@ def social_history(rng: random.Random, age: int, sex: str, n: int,
         f"Sleeps about {pick(rng, (6, 7, 8))} hours a night." if age >= 13
         else pick(rng, ("Sleeps through the night.", "Sleeping well per parent.")),
     ]
-    pool = [x for x in pool + common if _SOCIAL_TAGS.get(x) not in avoid]
-    return rng.sample(pool, min(n, len(pool)))
+    pool = [x for x in pool + common if _SOCIAL.get(x, ("", ""))[1] not in avoid]
+    out: list[str] = []
+    groups: set[str] = set()
+    for x in rng.sample(pool, len(pool)):
+        if len(out) >= n:
+            break
+        group = _SOCIAL.get(x, ("", ""))[0]
+        if group and group in groups:
+            continue
+        groups.add(group)
+        out.append(x)
+    return out
 
 
 # -- vitals ---------------------------------------------------------------------------------------
+# WHO child growth standards, weight-for-age median (kg) by month, boys and girls averaged; the
+# 3rd-97th percentile band is roughly median x 0.80 .. x 1.22 over the first three years
+_WEIGHT_MEDIAN = ((0, 3.3), (1, 4.3), (2, 5.4), (3, 6.2), (4, 6.8), (6, 7.6), (9, 8.6),
+                  (12, 9.4), (18, 10.8), (24, 12.0), (30, 13.1), (36, 14.1))
+
+
+def weight_for_age(rng: random.Random, age: int) -> float:
+    """A weight in kg plausible for a child of ``age`` whole years under 3: a month of that
+    year, the WHO median there, and a spread inside the 3rd-97th percentile band."""
+    months = age * 12 + randint(rng, 0, 11)
+    for (m0, w0), (m1, w1) in pairwise(_WEIGHT_MEDIAN):
+        if m0 <= months <= m1:
+            median = w0 + (w1 - w0) * (months - m0) / (m1 - m0)
+            break
+    else:
+        median = _WEIGHT_MEDIAN[-1][1]
+    return round(median * (0.86 + randint(rng, 0, 28) / 100), 1)
+
+
 def vitals(rng: random.Random, age: int, febrile: bool, hypertensive: bool) -> str:
     """Vital signs in the patient's age range; BP only from age 3 (not routinely taken before)."""
     temp = randint(rng, 1004, 1025) / 10 if febrile else randint(rng, 976, 990) / 10
@@ -264,7 +564,7 @@ def vitals(rng: random.Random, age: int, febrile: bool, hypertensive: bool) -> s
         hr, rr = randint(rng, 60, 100), randint(rng, 12, 20)
     spo2 = randint(rng, 95, 100)
     if age < 3:
-        wt = round(3.5 + age * 2.5 + randint(rng, 0, 15) / 10, 1)
+        wt = weight_for_age(rng, age)
         return pick(rng, (
             f"T {temp:.1f} F, HR {hr}, RR {rr}, SpO2 {spo2}%, wt {wt} kg.",
             f"Vitals: temp {temp:.1f}, pulse {hr}, RR {rr}, weight {wt} kg.",

@@ -36,7 +36,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from . import em
+from . import em, grammar
 from .search import search_cpt, search_icd10, tokens
 
 # -- note structure ----------------------------------------------------------------------------
@@ -130,7 +130,7 @@ _NEW_PATIENT = re.compile(r"\bnew (patient|pt|to (the|our) (practice|clinic))\b"
 _MINUTES = re.compile(r"(\d+)\s*(?:minutes|mins?)\b", re.IGNORECASE)
 _MDM = re.compile(
     r"\b(reviewed|ordered|labs ordered|will obtain|independent|discussed|rx|prescription|otc|"
-    r"over-the-counter|admission|supportive care|watchful waiting|recommend)\b",
+    r"elective|over-the-counter|admission|supportive care|watchful waiting|recommend)\b",
     re.IGNORECASE,
 )
 # MDM elements as notes document them (AMA 2021 table, see .em)
@@ -145,23 +145,20 @@ _STATUS = [
     (re.compile(r"\b(self-limit\w*|minor)\b", re.I), "minor"),
 ]
 _STATUS_TAIL = re.compile(
-    r"\s*(?:,|-|\()\s*(?:new, )?(?:uncomplicated|stable on current regimen|stable|unchanged|"
-    r"at goal|worsening|progressing despite treatment|flaring|with systemic symptoms|"
-    r"acute, with systemic symptoms|self-limited|self-limiting|minor|acute, uncomplicated|"
-    r"no complications noted|undiagnosed new problem, prognosis uncertain|"
-    r"new problem of uncertain prognosis)\)?\s*$",
+    r"\s*(?:,|-|\()\s*(?:" + "|".join(re.escape(w) for w in grammar.STATUS_WORDS)
+    + r")\)?\s*$",
     re.I,
 )
 _RECORDS = re.compile(r"\b(records? from|note from|outside records)\b", re.I)
 _REVIEWED = re.compile(r"(?:reviewed prior results|results reviewed)\s*:\s*([^.]*)|"
                        r"\bprior ([^.(]*?)\s*\(", re.I)
-_ORDERED = re.compile(r"(?:\bordered|labs ordered\s*:|will obtain)\s+([^.]*)", re.I)
+_ORDERED = re.compile(r"(?:\bordered|(?:labs|tests) ordered\s*:|will obtain)\s+([^.]*)", re.I)
 _HISTORIAN = re.compile(r"\bindependent historian\b", re.I)
 _INTERPRETATION = re.compile(r"\bindependent(?:ly reviewed| interpretation)\b", re.I)
 _DISCUSSION = re.compile(r"\b(discussed management|case discussed) (by phone )?with\b", re.I)
 _RISK = [
     (re.compile(r"\badmission\b", re.I), 3),
-    (re.compile(r"\b(rx|prescription)\b", re.I), 2),
+    (re.compile(r"\b(rx|prescription|elective surg\w*)\b", re.I), 2),
     (re.compile(r"\b(otc|over-the-counter)\b", re.I), 1),
 ]
 _QUALIFIER = re.compile(
@@ -560,6 +557,6 @@ def _count_listed(pattern: re.Pattern[str], text: str) -> int:
     n = 0
     for m in pattern.finditer(text):
         listed = next((g for g in m.groups() if g), "")
-        body = re.split(r"\s+(?:from|last|\(|sent|drawn|at the)\b", listed)[0]
+        body = re.split(r"\s+(?:from|last|\(|sent|drawn|done|at the)\b", listed)[0]
         n += len([x for x in re.split(r",|;|\band\b", body) if x.strip()])
     return n

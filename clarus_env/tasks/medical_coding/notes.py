@@ -461,20 +461,24 @@ def _em(
     addressed = [i for i in items if i.problem in em.PROBLEM_KINDS]
     for i in addressed:
         i.counted = True
+    all_codes = tuple(c for i in items for c in i.codes)
     if undiagnosed:
-        focus, focus_kind = "the presenting symptoms", "undiagnosed"
+        focus = grammar.Focus("the presenting symptoms", "undiagnosed", all_codes, True, all_codes)
     elif addressed:
         top = max(addressed, key=lambda i: em.PROBLEM_KINDS[i.problem])
-        focus, focus_kind = top.text, top.problem
+        focus = grammar.Focus(top.text, top.problem, top.codes,
+                              top.problem not in ("chronic_stable", "chronic_exacerbation"),
+                              all_codes)
     else:
-        focus, focus_kind = "today's problem", "minor"
-    risk = pick(rng, _RISK_CHOICES[p])
-    if risk == 3 and focus_kind not in _ADMIT_KINDS:
-        risk = 2  # admission is discussed only for an acute systemic / worsening / unclear problem
+        focus = grammar.Focus("today's problem", "minor", (), True, all_codes)
+    risk = grammar.fit_risk(pick(rng, _RISK_CHOICES[p]), focus, age)
+    specialties = (grammar.specialties_for(list(focus.codes))
+                   or grammar.specialties_for(list(all_codes)))
     d_target = pick(rng, _DATA_CHOICES[p])
-    data = _draw_data(rng, d_target, age)
+    data = _draw_data(rng, d_target, age, grammar.can_interpret(specialties, age))
     level = em.em_level_from_mdm(em.mdm_level(p, em.data_level(data), risk))
-    d_hpi, d_plan = grammar.data_sentences(rng, data, age, grammar.caregiver(rng, age))
+    d_hpi, d_plan = grammar.data_sentences(rng, data, age, grammar.caregiver(rng, age),
+                                           specialties)
     hpi.extend(d_hpi)
     lines = [*d_plan, grammar.risk_sentence(rng, risk, focus, age)]
     if rng.random() < 0.35:
@@ -493,16 +497,17 @@ def _em(
     return proc, " ".join(lines)
 
 
-# risk element (0 minimal .. 3 high) by problem level: minor problems rarely get a prescription,
-# hospitalization is discussed only for moderate/high problems
-_ADMIT_KINDS = frozenset({"acute_systemic", "chronic_exacerbation", "undiagnosed", "severe"})
+# risk element (0 minimal .. 3 high) by problem level: minor problems rarely get a prescription;
+# what the focus problem allows is applied after the draw (grammar.fit_risk)
 _RISK_CHOICES = {0: (0, 0, 1, 1), 1: (0, 1, 1, 2, 2, 2), 2: (1, 2, 2, 2, 3), 3: (2, 3, 3)}
 _DATA_CHOICES = {0: (0, 0, 0, 1, 2), 1: (0, 0, 1, 1, 2, 3), 2: (0, 1, 1, 2, 2, 3),
                  3: (1, 2, 3, 3)}
 
 
-def _draw_data(rng: random.Random, target: int, age: int) -> em.Data:
-    """A set of data elements whose AMA category level is ``target``."""
+def _draw_data(rng: random.Random, target: int, age: int, interpret: bool = True) -> em.Data:
+    """A set of data elements whose AMA category level is ``target``; ``interpret``: the
+    problems' specialty has a test another physician performed (else a discussion stands in
+    for the independent interpretation)."""
     historian = age < 12 and rng.random() < 0.7
     if target == 0:
         return em.Data(tests_ordered=pick(rng, (0, 1)) if not historian else 0,
@@ -519,6 +524,8 @@ def _draw_data(rng: random.Random, target: int, age: int) -> em.Data:
         split[rng.randrange(3)] += 1
     if target == 2:
         kind = pick(rng, ("cat1", "cat1", "interp", "discuss"))
+        if kind == "interp" and not interpret:
+            kind = "discuss"
         if kind == "cat1":
             need = 3 - int(historian)
             split = [0, 0, 0]
@@ -536,7 +543,8 @@ def _draw_data(rng: random.Random, target: int, age: int) -> em.Data:
     for _ in range(need):
         split[rng.randrange(3)] += 1
     both = rng.random() < 0.3
-    interp = both or rng.random() < 0.5
+    interp = (both or rng.random() < 0.5) and interpret
+    both = both and interpret
     return em.Data(tests_ordered=split[0], results_reviewed=split[1], external_notes=split[2],
                    independent_historian=historian, independent_interpretation=interp,
                    discussion_external=both or not interp)
@@ -583,9 +591,12 @@ _SYSTEMS_BY_PREFIX = (
 
 
 # social-history facts a documented condition would contradict
+_PARALYSIS = ("G80", "G81", "G82", "G83", "Z99.3", "Z89.4", "Z89.5", "Z89.6")
 _SOCIAL_CONFLICTS = (
     ("alcohol", ("F10",)), ("tobacco", ("F17", "Z72.0", "Z87.891")),
-    ("active", ("M", "S", "I50", "J44")),
+    ("active", ("M", "S", "I50", "J44", *_PARALYSIS)),
+    ("walks", _PARALYSIS), ("physical", _PARALYSIS),
+    ("independent", (*_PARALYSIS, "F01", "F02", "F03", "G30", "R54", "F84", "Q90")),
 )
 _NORMAL_FINDING = (
     ("lungs", re.compile(r"\blungs? (are )?clear|clear to auscultation", re.I)),
@@ -622,13 +633,26 @@ def _systems(item: _Item) -> set[str]:
 
 
 def _join(rng: random.Random, parts: list[str]) -> str:
+    """Positive findings: "a, b and c" or "a, b, c"."""
     if not parts:
         return ""
     if len(parts) == 1:
         return parts[0]
-    return pick(rng,
-        (", ".join(parts[:-1]) + " and " + parts[-1], ", ".join(parts), "; ".join(parts))
-    )
+    return pick(rng, (", ".join(parts[:-1]) + " and " + parts[-1], ", ".join(parts)))
+
+
+def _join_negated(rng: random.Random, parts: list[str]) -> str:
+    """Negated findings joined by "or" ("No a, b or c"), never by ";" or "and", so no reader
+    takes the last one for a positive ("No wheezing; abd pain.")."""
+    if len(parts) <= 1:
+        return "".join(parts)
+    if len(parts) == 2:
+        return f"{parts[0]} or {parts[1]}"
+    return ", ".join(parts[:-1]) + pick(rng, (" or ", ", or ")) + parts[-1]
+
+
+_FOLLOW_UP_CC = re.compile(r"\b(f/u|follow-up|recheck|check|establishing care|referred|"
+                           r"transfer|here for procedure|scheduled)\b", re.IGNORECASE)
 
 
 _FOLLOW_UP = re.compile(r"^(follow-up of|f/u|recheck of)\s+|\s+follow-up$", re.IGNORECASE)
@@ -695,7 +719,8 @@ def _build_note(
     neg_words = [n["phrase"] for n in negated]
     neg_in_hpi = rng.random() < 0.4
     if negated and neg_in_hpi:
-        hpi.append(pick(rng, ("Denies ", "No ", "Negative for ")) + _join(rng, neg_words) + ".")
+        hpi.append(pick(rng, ("Denies ", "No ", "Negative for "))
+                   + _join_negated(rng, neg_words) + ".")
     codes = [c for i in items for c in i.codes]
     avoid = {tag for tag, pre in _SOCIAL_CONFLICTS if any(c.startswith(pre) for c in codes)}
     extras = grammar.social_history(rng, age, sex, distractors, avoid)
@@ -710,7 +735,8 @@ def _build_note(
         sections["meds"] = "; ".join(meds)
     ros = []
     if negated and not neg_in_hpi:
-        ros.append(pick(rng, ("Denies ", "Negative for ", "No ")) + _join(rng, neg_words) + ".")
+        ros.append(pick(rng, ("Denies ", "Negative for ", "No "))
+                   + _join_negated(rng, neg_words) + ".")
     ros.append(
         pick(rng, grammar.ROS_REST) + " " + pick(rng, grammar.ROS_NEGATIVE)
     )
@@ -740,11 +766,17 @@ def _build_note(
     exam.extend(grammar.normal_exam(rng, age, blocked, pick(rng, (1, 1, 2, 3))))
     sections["exam"] = " ".join(exam)
     lines = []
-    for i in items:
+    follow_cc = bool(_FOLLOW_UP_CC.search(cc)) or not items or items[0].seventh == "D"
+    for n, i in enumerate(items):
         if i.role == "status":
             continue
         status = (
-            grammar.status_suffix(rng, i.problem)
+            grammar.status_suffix(
+                rng, i.problem,
+                new_today=n == 0 and not follow_cc and i.cond["kind"] not in ("chronic",),
+                follow_up=(n == 0 and follow_cc) or i.seventh == "D",
+                treated=i.cond["kind"] == "chronic" and not i.cond["id"].startswith("t2:"),
+                codes=i.codes)
             if i.counted and i.cond["kind"] != "symptom"
             else ""
         )
@@ -1113,19 +1145,18 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         if cond.get("external_causes"):
             cause = pools.cat.causes_by_id[pick(rng, cond["external_causes"])]
             cause_codes.append(with_seventh(cause["stem"], seventh))
-            hpi_extra.append(
-                pick(rng, ("Mechanism: ", "States the patient ", "Injury occurred when patient "))
-                + pick(rng, cause["phrases"])
-                + "."
-            )
+            hpi_extra.append(pick(rng, ("Mechanism: {}.", "Per the patient: {}.",
+                                        "How it happened: {}.")).format(
+                pick(rng, cause["phrases"])))
             rules.append("external cause code, same 7th character, never primary")
         days = randint(rng, 0, 2) if seventh == "A" else randint(rng, 10, 42)
+        when = ("today", "yesterday", "2 days ago")[days] if days <= 2 else f"{days} days ago"
         encounter_line = (
             pick(rng,
                 (
-                    f"Initial visit for this injury, sustained {days} day(s) ago; "
+                    f"Initial visit for this injury, sustained {when}; "
                     "active treatment today.",
-                    f"First evaluation of the injury ({days} days ago).",
+                    f"First evaluation of the injury (sustained {when}).",
                 )
             )
             if seventh == "A"
@@ -1583,9 +1614,17 @@ def generate_episode(seed: int, ref: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 TIER2_SHARE = 0.45  # share of cases built from the tabular pool
 TIER2_HELD_OUT = 0.8  # share of dev/test tier-2 cases whose code never occurs in train
-_T2_CC_NEW = ("evaluation of {p}", "new diagnosis: {p}", "{p}, referred for management",
-              "establishing care for {p}")
-_T2_CC_EST = ("{p}", "f/u {p}", "recheck of {p}", "{p} check")
+# complaints by (problem kind, new patient): a chronic condition comes to a new practice already
+# diagnosed (referred, establishing care); a condition threatening bodily function is a same-day
+# presentation, never a routine follow-up
+_T2_CC = {
+    ("acute", True): ("evaluation of {p}", "new diagnosis: {p}"),
+    ("acute", False): ("{p}", "f/u {p}", "recheck of {p}", "{p} check"),
+    ("chronic_stable", True): ("{p}, referred for management", "establishing care for {p}"),
+    ("chronic_stable", False): ("f/u {p}", "recheck of {p}", "{p} check"),
+    ("severe", True): ("evaluation of {p}", "same-day visit for {p}"),
+    ("severe", False): ("same-day visit for {p}", "urgent visit: {p}"),
+}
 _T2_FINDINGS = ("findings consistent with {p}", "exam supports {p}",
                 "documented findings of {p}", "objective findings c/w {p}")
 
@@ -1619,7 +1658,8 @@ def _case_tier2(rng: random.Random, pools: _Pools, difficulty: str, split: str) 
     main = _Item(pools, rng, cond)
     main.role = "primary"
     items = [main]
-    cc = pick(rng, _T2_CC_NEW if new else _T2_CC_EST).replace("{p}", main.text)
+    cc = pick(rng, _T2_CC.get((entry["kind"], new), _T2_CC[("acute", new)])).replace(
+        "{p}", main.text)
     rules = [cond["rule"]]
     hpi_extra: list[str] = []
     if difficulty != "easy":

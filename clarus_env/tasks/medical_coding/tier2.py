@@ -199,9 +199,70 @@ def demographics(text: str) -> tuple[str, list[int]]:
     return sex, age
 
 
-def problem_kind(title: str) -> str:
-    """The MDM problem kind a tier-2 diagnosis is documented as."""
-    return "chronic_stable" if re.search(r"\bchronic\b", title, re.I) else "acute"
+# a condition posing a threat to life or bodily function (AMA: high-complexity problem): an office
+# sees it the day it presents and sends the patient in
+_SEVERE = re.compile(
+    r"\b(infarction|embol(ism|us|ic)|hemorrhage|hemorrhagic|perforat\w*|gangrene|gangrenous|"
+    r"necros\w*|necrotizing|sepsis|septic\w*|meningitis|encephalitis|meningoencephalitis|"
+    r"encephalomyelitis|myelitis|cerebral (malaria|complications?)|torsion|detachment|"
+    r"dissection|respiratory distress|respiratory failure|shock|coma|status epilepticus|"
+    r"ileus|obstruction of (the )?(intestine|duodenum|bile duct)|intestinal obstruction|"
+    r"intussusception|volvulus|strangulat\w*|incarcerat\w*|anaphyla\w*|ruptured aneurysm|"
+    r"ketoacidosis|hyperosmolar|thrombosis|endocarditis|myocarditis|pericarditis|peritonitis|"
+    r"tetanus|rabies|botulism|anthrax|plague|ebola|fulminant|eclampsia|acute kidney|"
+    r"acute renal failure|acute hepatic failure|osteomyelitis|epiglottitis|"
+    r"angle-closure glaucoma|central retinal artery)\b",
+    re.IGNORECASE)
+# a condition that lasts (chronic, congenital, degenerative, structural): never "acute" or "new"
+_CHRONIC = re.compile(
+    r"\b(chronic|nodes|\w*plegia|paralysis|palsy|deformit\w*|contracture|congenital|hereditary|"
+    r"familial|\w*dystroph\w*|\w*degenerat\w*|osteoarthritis|arthrosis|spondylo\w*|sclerosis|"
+    r"stenosis|insufficiency|malformation|agenesis|aplasia|hypoplasia|atrophy|scar|scars|"
+    r"syndrome|deficiency|myopia|glaucoma|cataract|trisomy|dementia|amyloidosis|albinism|"
+    r"short stature|debility|loss of teeth|malocclusion|late|latent|in situ|benign neoplasm|"
+    r"neoplasm of uncertain|nevi|nevus|polycythemia|immunodeficiency|anemia|lymphedema|"
+    r"varicose|aneurysm|fibrosis|pneumoconiosis|keloid|psoriasis|endometriosis|infertility|"
+    r"incontinence|prolapse|cyst|cysts|dysplasia|ankylosis|kyphosis|lordosis|scoliosis|"
+    r"osteoporosis|osteopenia|hypertrophy|ectropion|entropion|ptosis|strabismus|"
+    r"keratoconus|dependence|disorders? of \w+ metabolism|storage disease|\w+osis of lung|"
+    r"lung disease|neuropathy|polyneuropathy|deformans|scleroderma|dermatomyositis|lupus|"
+    r"hypertrichosis|fluorosis|staphyloma|synechiae)\b",
+    re.IGNORECASE)
+_ACUTE = re.compile(r"\b(acute|subacute|intoxication|withdrawal|poisoning|transient|"
+                    r"infection|infectious|abscess|cellulitis|furuncle|carbuncle)\b", re.I)
+CHRONIC_LETTERS = frozenset("EFQ")  # endocrine/metabolic, mental and congenital chapters
+
+
+def problem_kind(title: str, code: str = "") -> str:
+    """The MDM problem kind a tier-2 diagnosis is documented as, from its title and chapter:
+    ``severe`` for a threat to life or bodily function (status "threat to bodily function",
+    hospital admission), ``chronic_stable`` for a lasting condition (chronic, congenital,
+    degenerative, structural, most endocrine and mental disorders), else ``acute``. A
+    paralysis is a lasting condition, but a new one is the emergency the note presents."""
+    lead = re.split(r"\bwithout\b", title, maxsplit=1)[0]
+    if _SEVERE.search(lead) and not re.search(r"\b(chronic|late|old|sequela|following)\b",
+                                              title, re.I):
+        return "severe"
+    if _ACUTE.search(title):
+        return "acute"
+    if _CHRONIC.search(title) or code[:1] in CHRONIC_LETTERS:
+        return "chronic_stable"
+    if re.search(r"\bdisease\b", title, re.I) and code[:1] not in "AB":
+        return "chronic_stable"
+    return "acute"
+
+
+# inclusion terms that are cross-references, not wording: code numbers, "classifiable to",
+# "any condition in", "categories" -- a note can never say them
+_CROSS_REFERENCE = re.compile(
+    r"\b[A-Z]\d[0-9A-Z](\.[0-9A-Z-]+)?\b|\bclassifi(able|ed)\b|\bcategor(y|ies)\b|"
+    r"\bany condition\b|\blisted (in|under)\b|\bmore than one of\b", re.IGNORECASE)
+
+
+def is_cross_reference(phrase: str) -> bool:
+    """A tabular term that points at codes ("any condition in I00 with myocarditis") rather
+    than naming a condition a clinician writes."""
+    return bool(_CROSS_REFERENCE.search(phrase))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,13 +356,14 @@ def build(ref: Any, xml_path: Path | None = None) -> dict[str, Any]:
                 phrases.append(t)
         if title_style(title):
             phrases = [p for p in phrases if title.lower() not in p.lower()]
+        phrases = [p for p in phrases if not is_cross_reference(p)]
         if not phrases:
             continue
         sex, age = demographics(" ".join([title, *lineage[-2:]]))
         entries.append({
             "code": code,
             "title": title,
-            "kind": problem_kind(title),
+            "kind": problem_kind(title, code),
             "sex": sex,
             "age": age,
             "phrases": partition(code, phrases),
@@ -362,6 +424,10 @@ def problems(ref: Any) -> list[str]:
         if any(p.lower() == e["title"].lower() or (
                 title_style(e["title"]) and e["title"].lower() in p.lower()) for p in phrases):
             out.append(f"tier2 {code}: the title is used verbatim")
+        if any(is_cross_reference(p) for p in phrases):
+            out.append(f"tier2 {code}: a phrasing is a cross-reference, not wording")
+        if e["kind"] != problem_kind(e["title"], code):
+            out.append(f"tier2 {code}: problem kind differs from its title's")
         if role_of(code) != "shared" and "train" in e["phrases"]:
             out.append(f"tier2 {code}: held-out code has train phrasings")
         if [tuple(x) for x in e["excludes1"]] != sorted(set(excluded_refs(ref, code))):
