@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import copy
 import functools
-import json
 import logging
 import os
 from typing import Any
@@ -37,6 +36,7 @@ from .. import __version__
 from ..env import make
 from ..schemas import load
 from ..tasks import TASKS, get_task
+from . import fastjson
 from .sessions import SessionError, SessionManager, WouldBlock, open_store
 
 MAX_BODY_BYTES = int(os.environ.get("CLARUS_MAX_BODY_BYTES", 256 * 1024))
@@ -115,13 +115,9 @@ async def _no_receive() -> Message:
 
 
 def json_response(content: dict[str, Any]) -> Response:
-    """Serialize once with the stdlib (FastAPI would first walk the dict through
+    """Serialize once with orjson (FastAPI would first walk the dict through
     ``jsonable_encoder`` and a response model, which costs more than the env's step)."""
-    try:
-        body = json.dumps(content, ensure_ascii=False, allow_nan=False,
-                          separators=(",", ":")).encode()
-    except UnicodeEncodeError:  # a lone surrogate echoed back: ASCII escapes are valid JSON
-        body = json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
+    body = fastjson.dumps_body(content)
     return Response(body, media_type="application/json")
 
 

@@ -40,6 +40,7 @@ from typing import Any
 from ..env import make
 from ..splits import seeds
 from ..tasks import TASKS
+from . import fastjson
 
 CODING_TASK = "medical_coding"
 
@@ -73,8 +74,7 @@ def encode_action(action: Any) -> str:
     nothing): lone surrogates (valid JSON escapes, not UTF-8) and nesting too deep to encode.
     """
     try:
-        text = json.dumps(action, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        text.encode("utf-8")
+        text = fastjson.dumps_compact_strict(action)
     except UnicodeEncodeError:
         raise SessionError("invalid_action", "action: strings must be valid Unicode (no lone "
                            "surrogates)", 422) from None

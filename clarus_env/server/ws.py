@@ -50,6 +50,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
 from ..tasks import TASKS
+from . import fastjson
 from .sessions import SessionError, WouldBlock
 
 router = APIRouter()
@@ -144,16 +145,48 @@ class AttachMessage(_Message):
     data: AttachData
 
 
+# -- the fast path for the messages of every step -------------------------------------------
+# Building a pydantic model per message cost more than the JSON decoding; these plain checks
+# accept a subset of what the models accept (the well-formed messages clients send) and hand
+# everything else to the models, so every refusal keeps the models' exact error message.
+_RESET_FIELDS = frozenset(ResetData.model_fields)
+_SPLITS = frozenset(("train", "dev", "test"))
+_MAX_SEED = 2**63 - 1
+
+
+def reset_options(message: dict[str, Any]) -> tuple[str, int | None, str | None, str | None]:
+    """(task_name, seed, split, episode_id) of a ``reset`` message, as ``ResetMessage`` would
+    validate them (its ``ValidationError`` for anything it refuses)."""
+    data = message.get("data", {})
+    if (len(message) == 1 or (len(message) == 2 and "data" in message)) \
+            and type(data) is dict and data.keys() <= _RESET_FIELDS:
+        task = data.get("task_name", "deductive_liability")
+        seed = data.get("seed")
+        split = data.get("split")
+        episode_id = data.get("episode_id")
+        if type(task) is str and task in TASKS \
+                and (seed is None or (type(seed) is int and 0 <= seed <= _MAX_SEED)) \
+                and (split is None or (type(split) is str and split in _SPLITS)) \
+                and (episode_id is None or (type(episode_id) is str
+                                            and 0 < len(episode_id) <= 128)):
+            return task, seed, split, episode_id
+    d = ResetMessage.model_validate(message).data
+    return d.task_name, d.seed, d.split, d.episode_id
+
+
+def step_action(message: dict[str, Any]) -> dict[str, Any]:
+    """The action of a ``step`` message, as ``StepMessage`` would validate it."""
+    data = message.get("data")
+    if len(message) == 2 and type(data) is dict:
+        return data
+    return StepMessage.model_validate(message).data
+
+
 # -- replies ---------------------------------------------------------------------------------
 def _dumps(message: dict[str, Any]) -> str:
-    # default=str: a stray non-JSON value (a date, a Decimal) must not kill the reply; a lone
-    # surrogate echoed back cannot be sent as UTF-8, so that reply goes out ASCII-escaped
-    text = json.dumps(message, ensure_ascii=False, default=str)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(message, default=str)
-    return text
+    # orjson (see fastjson): a stray non-JSON value (a date, a Decimal) goes out as its str,
+    # a lone surrogate echoed back goes out ASCII-escaped, never an exception
+    return fastjson.dumps_reply(message)
 
 
 def error_reply(code: str, message: str, **extra: Any) -> str:
@@ -220,7 +253,7 @@ class Connection:
     async def handle(self, raw: str) -> str | object | None:
         """The reply to one frame (``CLOSE`` to end the connection, None for no reply)."""
         try:
-            message = json.loads(raw)
+            message = fastjson.loads(raw)
         except (ValueError, RecursionError) as exc:
             return error_reply(INVALID_JSON, f"Invalid JSON: {_short(str(exc), 200)}")
         if not isinstance(message, dict):
@@ -247,13 +280,13 @@ class Connection:
                 "close": self._close, "mcp": self._mcp, "attach": self._attach}
 
     async def _reset(self, message: dict[str, Any]) -> str:
-        data = ResetMessage.model_validate(message).data
-        key = data.episode_id or "ws-" + uuid.uuid4().hex  # each reset: a new episode
+        task, seed, split, episode_id = reset_options(message)
+        key = episode_id or "ws-" + uuid.uuid4().hex  # each reset: a new episode
         if self.episode_id is not None and key != self.episode_id:
             await self.close()
         try:
-            key, obs = await _on_loop_or_thread(self.sessions.reset, data.task_name, data.seed,
-                                                data.split, key, self.client)
+            key, obs = await _on_loop_or_thread(self.sessions.reset, task, seed, split, key,
+                                                self.client)
         except BaseException:
             self.ctx.pop("episode_id", None)
             raise
@@ -263,7 +296,7 @@ class Connection:
                                 "reward": 0.0, "done": False, "info": {}}})
 
     async def _step(self, message: dict[str, Any]) -> str:
-        action = StepMessage.model_validate(message).data
+        action = step_action(message)
         if action.get("type") in ("list_tools", "call_tool") and "action_type" not in action:
             return await self._tool_step(action)
         out = await _on_loop_or_thread(self.sessions.step, self._require_episode(), action)
@@ -296,7 +329,8 @@ class Connection:
             "reward": body.get("reward"), "done": bool(body.get("done", False))}})
 
     async def _state(self, message: dict[str, Any]) -> str:
-        StateMessage.model_validate(message)
+        if len(message) != 1:
+            StateMessage.model_validate(message)
         # with the grade: OpenEnv's GenericEnvClient drops `info`, so state() is where its
         # users read the final grade
         out = await _on_loop_or_thread(self.sessions.state, self._require_episode(), True)
@@ -346,7 +380,39 @@ async def _receive_text(websocket: WebSocket) -> str | None:
 
 
 def _too_large(raw: str) -> bool:
-    return len(raw) > MAX_MESSAGE_BYTES or len(raw.encode("utf-8")) > MAX_MESSAGE_BYTES
+    # a character is at most 4 UTF-8 bytes: only long frames need encoding to be measured
+    return len(raw) * 4 > MAX_MESSAGE_BYTES and (
+        len(raw) > MAX_MESSAGE_BYTES or len(raw.encode("utf-8")) > MAX_MESSAGE_BYTES)
+
+
+class IdleWatch:
+    """Cancels the connection's task once it has waited ``idle_s`` for one message.
+
+    One timer per connection, re-armed only when it fires (``asyncio.timeout`` around each
+    receive would build and cancel a timer per message); time spent handling a message does
+    not count as idle, as with a timeout around the receive alone.
+    """
+
+    def __init__(self, idle_s: float) -> None:
+        self.idle_s = idle_s
+        self.loop = asyncio.get_running_loop()
+        self.task = asyncio.current_task()
+        self.waiting_since: float | None = None
+        self.expired = False
+        self._timer = self.loop.call_later(idle_s, self._check)
+
+    def _check(self) -> None:
+        since = self.waiting_since
+        now = self.loop.time()
+        if since is not None and now - since >= self.idle_s and self.task is not None:
+            self.expired = True
+            self.task.cancel()
+            return
+        self._timer = self.loop.call_at((since if since is not None else now) + self.idle_s,
+                                        self._check)
+
+    def stop(self) -> None:
+        self._timer.cancel()
 
 
 @router.websocket("/ws")
@@ -365,15 +431,20 @@ async def ws_episode(websocket: WebSocket) -> None:
         return
     state.ws_connections = active + 1
     connection = Connection(sessions, websocket.client.host if websocket.client else "")
+    watch = IdleWatch(idle_s)
     try:
         while True:
+            watch.waiting_since = watch.loop.time()
             try:
-                async with asyncio.timeout(idle_s):  # cheaper than wait_for: no task
-                    raw = await _receive_text(websocket)
-            except TimeoutError:
+                raw = await _receive_text(websocket)
+            except asyncio.CancelledError:
+                if not watch.expired:
+                    raise  # the server is shutting down
+                asyncio.current_task().uncancel()  # type: ignore[union-attr]
                 await websocket.send_text(error_reply(
                     SESSION_ERROR, f"no message for {idle_s:g} s: closing the episode"))
                 break
+            watch.waiting_since = None
             if raw is None:
                 break
             if _too_large(raw):
@@ -391,6 +462,7 @@ async def ws_episode(websocket: WebSocket) -> None:
         with contextlib.suppress(Exception):
             await websocket.send_text(error_reply(SESSION_ERROR, f"{type(exc).__name__}: {exc}"))
     finally:
+        watch.stop()
         state.ws_connections = getattr(state, "ws_connections", 1) - 1
         with contextlib.suppress(Exception):
             await connection.close()
