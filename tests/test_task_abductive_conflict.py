@@ -197,8 +197,10 @@ def test_each_check_can_fail(dev: list[dict[str, Any]], env: ClarusEnv, branch: 
 
 
 def test_appeal_reason_when_no_appeal_is_due(dev: list[dict[str, Any]], env: ClarusEnv) -> None:
-    """Where no appeal is due, the check wants no appeal filed AND the patient told why."""
-    for branch in ("a0", "a1m", "a1n", "c"):
+    """Where nothing is due, the check wants no appeal filed AND the patient told why; a
+    corrected claim must state the modifier it adds (``missing_modifier``), and neither an
+    appeal nor a corrected claim without that reason passes."""
+    for branch in ("a0", "a1m", "a1n"):
         scenario = by_branch(dev, branch)
         o = oracle(scenario)
         assert passed(play(env, scenario, o))["appeal_reason"]
@@ -206,6 +208,17 @@ def test_appeal_reason_when_no_appeal_is_due(dev: list[dict[str, Any]], env: Cla
         assert not passed(play(env, scenario, silent))["appeal_reason"]
         nothing_filed = drop(o, "submit_resolution")
         assert not passed(play(env, scenario, nothing_filed))["appeal_reason"]
+    scenario = by_branch(dev, "c")
+    o = oracle(scenario)
+    assert scenario["expected"]["appeal_reason"] == "missing_modifier"
+    assert passed(play(env, scenario, o))["appeal_reason"]
+    for change in ({"appeal_reason": None},
+                   {"resolution_type": "appeal", "appeal_reason": "missing_modifier"},
+                   {"appeal_reason": "modifier_bypass_documented"}):
+        assert not passed(play(env, scenario, edit(o, "draft_resolution", **change)))[
+            "appeal_reason"], change
+    nothing_filed = drop(o, "submit_resolution")
+    assert not passed(play(env, scenario, nothing_filed))["appeal_reason"]
 
 
 def test_do_nothing_scores_almost_nothing(dev: list[dict[str, Any]], env: ClarusEnv) -> None:
@@ -296,19 +309,28 @@ def test_trap_does_not_reward_the_wrong_conclusion(dev: list[dict[str, Any]],
 @pytest.mark.parametrize("split", ["dev", "test"])
 def test_outcome_balance(dev: list[dict[str, Any]], test_split: list[dict[str, Any]],
                          split: str) -> None:
-    """No outcome field above 50% modal; every finding a real share; every branch present."""
+    """No outcome field above 50% modal; every finding a real share (no active edit, which
+    the lookup alone decides, is kept at 8%); every branch present; every split has the
+    designed branch shares exactly."""
     scenarios = dev if split == "dev" else test_split
     for field in OUTCOME_FIELDS:
         counts = collections.Counter(s["expected"][field] for s in scenarios)
         assert counts.most_common(1)[0][1] / len(scenarios) <= 0.50, (field, counts)
     findings = collections.Counter(s["expected"]["finding"] for s in scenarios)
-    assert set(findings) == set(gen.FINDINGS) and min(findings.values()) >= 0.1 * len(
+    assert set(findings) == set(gen.FINDINGS) and min(findings.values()) >= 0.08 * len(
         scenarios), findings
     assert set(collections.Counter(s["variant"]["branch"] for s in scenarios)) == set(
         gen.BRANCHES)
-    for name in ("train", "dev", "test"):  # exactly half of every split is an appeal
+    for name in ("train", "dev", "test"):  # the designed shares, exactly
         split_seeds = list(seeds(name, TASK))
-        assert sum(map(gen.appeal_half, split_seeds)) == len(split_seeds) // 2
+        got = collections.Counter(gen.branch_of(x, random.Random(0)) for x in split_seeds)
+        for branch, per_mille in gen.SHARES:
+            assert abs(got[branch] - per_mille * len(split_seeds) / 1000) <= 1, (name, got)
+    # the edit decides d and a0 alone; the four indicator-1 cells are equal
+    cells = collections.Counter(s["variant"]["branch"] for s in scenarios)
+    assert cells["d"] + cells["a0"] <= 0.13 * len(scenarios)
+    assert max(cells[b] for b in ("b", "c", "a1m", "a1n")) - min(
+        cells[b] for b in ("b", "c", "a1m", "a1n")) <= 1
 
 
 def _derive(scenario: dict[str, Any]) -> tuple[str, str, str, str]:
@@ -324,18 +346,23 @@ def _derive(scenario: dict[str, Any]) -> tuple[str, str, str, str]:
         return "legitimate_denial", "none", "no_action", "none"
     if mods:
         return "modifier_bypass_ignored", "insurer", "appeal", "modifier_bypass_documented"
-    return "missing_modifier", "provider", "corrected_claim_request", "none"
+    return "missing_modifier", "provider", "corrected_claim_request", "missing_modifier"
 
 
 def _sites_distinct(provider: dict[str, Any]) -> bool:
     """An exact reading of two procedure notes (unlike the heuristic's rule of thumb): a
-    separate lesion at one named site is distinct; otherwise the named sites decide, a
-    landmark in parentheses only placing the lesion on its site."""
+    median-nerve block is distinct only on the other hand; two lesions at one named site are
+    distinct when their distances from the site's landmark differ; otherwise the named sites
+    decide."""
     notes = [n.split(": ", 1)[1] for n in provider["notes"] if n.startswith("Line ")]
-    if any("a separate lesion" in n or "a separate laceration" in n for n in notes):
+    if any("median nerve" in n for n in notes):
+        sides = [{w for w in ("left", "right") if w in n.lower()} for n in notes]
+        return sides[0] != sides[1]
+    a, b = (re.sub(r"\([^)]*\)|\d+ cm from the [a-z ]+", "", n) for n in notes)
+    if _anatomy(a) != _anatomy(b):
         return True
-    a, b = (re.sub(r"\([^)]*\)", "", n) for n in notes)
-    return _anatomy(a) != _anatomy(b)
+    where = [re.findall(r"(\d+) cm from the", n) for n in notes]
+    return bool(where[0] and where[1] and where[0] != where[1])
 
 
 def test_expected_follows_from_the_bundle_and_the_notes(ref: Any, dev: list[dict[str, Any]],
@@ -731,11 +758,14 @@ def test_no_seed_in_any_visible_id(dev: list[dict[str, Any]]) -> None:
 
 
 def test_neighbouring_seeds_say_nothing_about_each_other() -> None:
-    """No seed-pair balancing: whether 2k is an appeal does not fix 2k+1's answer."""
+    """No seed-pair balancing: whether 2k is a legitimate denial does not fix 2k+1's
+    answer."""
     for name in ("train", "test"):
         split_seeds = list(seeds(name, TASK))
         pairs = [(a, a + 1) for a in split_seeds[::2] if a + 1 in split_seeds]
-        one = sum(gen.appeal_half(a) != gen.appeal_half(b) for a, b in pairs) / len(pairs)
+        legit = {x: gen.OUTCOME[gen.branch_of(x, random.Random(0))][0] == "legitimate_denial"
+                 for pair in pairs for x in pair}
+        one = sum(legit[a] != legit[b] for a, b in pairs) / len(pairs)
         assert 0.35 < one < 0.65, (name, one)
 
 
@@ -766,7 +796,7 @@ def test_no_code_that_names_the_status(ref: Any, train: list[dict[str, Any]]) ->
         assert not {e["paid_code"], e["denied_code"]} & {"99406", "99407", "99211"}
     data = gen._derived(ref)
     fitted = data["balanced"]["train"]
-    assert set(fitted) == {"therapy", "apart"}
+    assert set(fitted) == {"therapy"}  # ("apart" pairs are drawn only without an edit)
     for fam, by_status in fitted.items():
         for role in (0, 1):
             margins = []

@@ -134,18 +134,17 @@ PROCS: dict[str, Proc] = {
 
 # (biopsied lesions are coded D49.2, unspecified behavior, until pathology reports: D48.5,
 # uncertain behavior, is a histologic finding)
-# the second note of a same-lesion story (a lesion biopsied, then destroyed or excised):
-# it names the lesion the first note described, with that note's diagnosis
-SAME_LESION_TEXT = {
-    "11102": "tangential biopsy of the same lesion as the other line on the {site}; "
-             "specimen to pathology",
-    "11104": "4 mm punch biopsy of the same lesion as the other line on the {site}; "
-             "specimen to pathology",
-    "17110": "cryotherapy destruction of the same lesion as the other line on the {site}",
-    "17000": "cryodestruction of the same lesion as the other line on the {site}",
-    "11400": "excision of the same lesion as the other line, {size} cm with margins, on the {site}",
-    "11401": "excision of the same lesion as the other line, {size} cm with margins, on the {site}",
-    "11402": "excision of the same lesion as the other line, {size} cm with margins, on the {site}",
+# the second note of a story whose two lesions could be one (a biopsy, then a destruction or
+# an excision): it says "a lesion" in every branch, with no lesion type, so only the two notes'
+# sites and distances tell one lesion from two
+LESION_TEXT = {
+    "11102": "tangential biopsy of a lesion on the {site}; specimen to pathology",
+    "11104": "4 mm punch biopsy of a lesion on the {site}; specimen to pathology",
+    "17110": "cryotherapy destruction of a lesion on the {site}",
+    "17000": "cryodestruction of a lesion on the {site}",
+    "11400": "excision of a lesion, {size} cm with margins, on the {site}",
+    "11401": "excision of a lesion, {size} cm with margins, on the {site}",
+    "11402": "excision of a lesion, {size} cm with margins, on the {site}",
 }
 
 # measured ranges: (low, high) in cm for sizes/lengths, counts otherwise

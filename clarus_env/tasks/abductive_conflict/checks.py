@@ -13,8 +13,9 @@ outcome (4), graded on the answer in force at the first filing (a later re-diagn
 re-filing never counts): TRAP (``legitimate_denial`` concluded before the NCCI edit and the
 provider record were read); the responsible party of that diagnosis (for a legitimate CO
 denial ``none`` or ``provider``, since the provider writes the line off); the resolution type of
-the first submission; the appeal reason of the first submission — or, where no appeal is
-due, no appeal filed at all and the patient told why.
+the first submission; the reason the first submission states (an appeal's ground, or the
+missing modifier a corrected claim adds) — or, where nothing is due, no appeal filed at all
+and the patient told why.
 
 hygiene (1): no compliance violation.
 
@@ -120,7 +121,8 @@ SELECT EXISTS(SELECT 1 FROM diagnoses) AND NOT EXISTS(SELECT 1 FROM premature),
 
 APPEAL_SQL = f"""
 SELECT CASE WHEN {_exp('appeal_reason')} <> 'none' THEN
-    EXISTS(SELECT 1 FROM {FIRST_SUBMISSION} s WHERE s.resolution_type = 'appeal'
+    EXISTS(SELECT 1 FROM {FIRST_SUBMISSION} s
+           WHERE s.resolution_type = {_exp('resolution_type')}
            AND s.appeal_reason = {_exp('appeal_reason')})
   ELSE EXISTS(SELECT 1 FROM {FIRST_SUBMISSION} s WHERE s.resolution_type <> 'appeal')
        AND EXISTS({PATIENT_TOLD}) END,
@@ -231,8 +233,9 @@ CHECKS: list[Check] = [
           family="outcome"),
     _outcome("resolution_type", "the first submitted resolution has the right type",
              FIRST_SUBMISSION, "resolution_type", "resolution_type"),
-    Check("appeal_reason", "an appeal with the right reason was filed, or, where no appeal is "
-          "due, none was and the patient was told why (first filing)", APPEAL_SQL,
+    Check("appeal_reason", "the first filing states the right reason (an appeal's ground, or "
+          "a corrected claim's missing modifier), or, where nothing is due, no appeal was filed "
+          "and the patient was told why", APPEAL_SQL,
           family="outcome"),
     # -- hygiene ------------------------------------------------------------------------------
     Check("no_compliance_violation", "a resolution was submitted with no compliance "

@@ -76,18 +76,22 @@ TASK = "abductive_conflict"
 BRANCHES = ("a0", "b", "a1m", "c", "a1n", "d")
 FINDINGS = ("legitimate_denial", "modifier_bypass_ignored", "missing_modifier",
             "no_active_edit")
-APPEAL_REASONS = ("modifier_bypass_documented", "no_active_edit", "medical_necessity")
+# the reason a filing states: an appeal's ground, or the corrected claim's missing modifier
+APPEAL_REASONS = ("modifier_bypass_documented", "no_active_edit", "missing_modifier",
+                  "medical_necessity")
 OUTCOME = {  # branch -> (finding, responsible_party, resolution_type, appeal_reason)
     "a0": ("legitimate_denial", "none", "no_action", "none"),
     "a1m": ("legitimate_denial", "none", "no_action", "none"),
     "a1n": ("legitimate_denial", "none", "no_action", "none"),
     "b": ("modifier_bypass_ignored", "insurer", "appeal", "modifier_bypass_documented"),
-    "c": ("missing_modifier", "provider", "corrected_claim_request", "none"),
+    "c": ("missing_modifier", "provider", "corrected_claim_request", "missing_modifier"),
     "d": ("no_active_edit", "insurer", "appeal", "no_active_edit"),
 }
-# branch shares inside each half (appeal / no appeal), in per mille
-APPEAL_SIDE = (("b", 500), ("d", 500))
-OTHER_SIDE = (("c", 240), ("a0", 80), ("a1m", 440), ("a1n", 240))
+# branch shares, in per mille. The edit alone decides d and a0, so they are kept small (an
+# agent that reads only the NCCI lookup and the claim's modifiers beats the modal class by
+# d's share); the four indicator-1 cells (modifier on the claim yes/no x distinct service
+# documented yes/no) are equal, so inside indicator 1 only the notes decide
+SHARES = (("b", 220), ("a1m", 220), ("c", 220), ("a1n", 220), ("d", 80), ("a0", 40))
 STATUS = {"a0": "0", "b": "1", "a1m": "1", "c": "1", "a1n": "1", "d": "none"}
 DENIALS = (("97", "M15"), ("97", "N19"), ("97", "N20"), ("236", "N20"), ("236", "M15"))
 MARKUPS = (150, 175, 200, 225, 250, 300)  # chargemaster as % of the MPFS fee
@@ -138,15 +142,12 @@ def _shares(options: tuple[tuple[str, int], ...], n: int) -> list[str]:
 
 
 def _split_branches(split: str) -> dict[int, str]:
-    """The branch of every seed of ``split``: the seeds ranked by a SHA-256 of the seed; the
-    first half of the ranking answers with an appeal, the second half does not, and inside
-    each half the branches take their exact shares in rank order. So every split has exactly
-    half appeals and the designed branch shares; one seed's branch says nothing about its
-    neighbours' (the ranking is a hash of each seed, not of its position)."""
-    ranked = sorted(seeds(split, TASK), key=lambda s: _sha(_half_key(s)))
-    half = len(ranked) // 2
-    branches = _shares(APPEAL_SIDE, half) + _shares(OTHER_SIDE, len(ranked) - half)
-    return dict(zip(ranked, branches, strict=True))
+    """The branch of every seed of ``split``: the seeds ranked by a SHA-256 of the seed, the
+    branches taking their exact shares in rank order. So every split has the designed branch
+    shares, and one seed's branch says nothing about its neighbours' (the ranking is a hash
+    of each seed, not of its position)."""
+    ranked = sorted(seeds(split, TASK), key=lambda s: _sha(_rank_key(s)))
+    return dict(zip(ranked, _shares(SHARES, len(ranked)), strict=True))
 
 
 _BRANCHES: dict[str, dict[int, str]] = {}
@@ -154,27 +155,21 @@ _BRANCHES: dict[str, dict[int, str]] = {}
 
 def branch_of(seed: int, rng: random.Random) -> str:
     """The seed's branch: fixed by its split's ranking (above); a seed outside every split
-    draws its half from a SHA-256 bit and its branch from ``rng``."""
+    draws its branch from ``rng`` with the same shares."""
     split = split_of(seed, TASK)
     if split is None:
-        side = APPEAL_SIDE if _sha(_half_key(seed))[0] & 1 else OTHER_SIDE
-        return _weighted(rng, side)
+        return _weighted(rng, SHARES)
     key = f"{split}:{scenario_salt()}"
     if key not in _BRANCHES:
         _BRANCHES[key] = _split_branches(split)
     return _BRANCHES[key][seed]
 
 
-def _half_key(seed: int) -> str:
+def _rank_key(seed: int) -> str:
     """What a seed's rank hashes: with a private salt set, the salt too, so a salted set's
     branches cannot be read off the public splits seed by seed."""
     salt = scenario_salt()
     return f"{TASK}:half:{seed}" + (f":salt:{salt}" if salt else "")
-
-
-def appeal_half(seed: int) -> bool:
-    """Whether ``seed``'s answer is an appeal (a seed of a split; see ``_split_branches``)."""
-    return branch_of(seed, random.Random(0)) in ("b", "d")
 
 
 def pair_split(index: int) -> str:
@@ -345,13 +340,17 @@ def _usable(ref: Any, code: str) -> bool:
             and row["global_days"] in PRICED_GLOBALS)
 
 
+# procedures on the hand or wrist: the ones a median-nerve block at the wrist can anesthetize
+HAND_KINDS = frozenset(("mid_joint", "small_joint", "tendon_sheath", "carpal"))
+
+
 def _proc_pair_ok(a: str, b: str) -> bool:
     """Two procedures that can be done at one site (or one lesion) the same day, so that
     both a distinct and a same-site story exist; never two biopsies (a second lesion takes
     add-on 11103/11105) nor two different lesion types destroyed "on one lesion"."""
     pa_, pb = cat.PROCS[a], cat.PROCS[b]
-    if "nerve" in (pa_.kind, pb.kind):
-        return pa_.kind != pb.kind
+    if "nerve" in (pa_.kind, pb.kind):  # a median-nerve block anesthetizes the hand and wrist
+        return ({pa_.kind, pb.kind} - {"nerve"}) <= HAND_KINDS and pa_.kind != pb.kind
     if frozenset((pa_.kind, pb.kind)) not in cat.SAME_SITE_KINDS:
         return False
     roles = frozenset((pa_.role, pb.role))
@@ -387,8 +386,14 @@ def _family_pairs(ref: Any) -> dict[str, list[tuple[str, str]]]:
 
 
 def _contested(fam: str, c1: str, c2: str, status: str) -> bool:
-    """An indicator-1 therapy edit the notes could never uphold (``catalog.CONTESTED_THERAPY``)."""
-    return fam == "therapy" and status == "1" and frozenset((c1, c2)) in cat.CONTESTED_THERAPY
+    """An indicator-1 therapy edit the notes could not tell both ways: no same-site story
+    (``catalog.CONTESTED_THERAPY``), or, for a service distinct only at another site, fewer
+    than two sites both codes allow (the sites named would tell the story by themselves)."""
+    if fam != "therapy" or status != "1":
+        return False
+    if frozenset((c1, c2)) in cat.CONTESTED_THERAPY:
+        return True
+    return bool({c1, c2} & set(cat.SITE_DECIDED)) and len(_shared_sites(c1, c2)) < 2
 
 
 def _build_pools(ref: Any) -> dict[str, dict[str, dict[str, list[tuple[str, str]]]]]:
@@ -438,8 +443,8 @@ FAMILIES = ("em", "proc", "apart", "therapy")
 # share of b as of d, so that no family with a modifier flag names the answer much better
 # than the modal class.
 BRANCH_FAMILIES: dict[str, tuple[tuple[str, int], ...]] = {
-    "b": (("em", 150), ("proc", 150), ("apart", 100), ("therapy", 600)),
-    "c": (("em", 150), ("proc", 150), ("apart", 100), ("therapy", 600)),
+    "b": (("em", 200), ("proc", 200), ("therapy", 600)),
+    "c": (("em", 200), ("proc", 200), ("therapy", 600)),
     "a1m": (("em", 200), ("proc", 200), ("therapy", 600)),
     "a1n": (("em", 200), ("proc", 200), ("therapy", 600)),
     "a0": (("proc", 400), ("therapy", 600)),
@@ -713,24 +718,23 @@ CLAIM_EDITING = ("Bundling edits: this plan applies the CMS NCCI practitioner pr
 
 
 # -- stories ----------------------------------------------------------------------------------
-# one set of link words for a managed problem and a listed one: the words after the link
-# (an assessment and plan, or "not evaluated today") decide, never the link ("addressed" is
-# CPT's term of art for a problem that counts, so no link uses it)
+# the link words before the visit's other problem, one set for every branch
 DISTINCT_LINKS = ("in addition,", "separately,", "also noted:", "other item:")
-NOTED_LINKS = DISTINCT_LINKS
-# a condition the note only lists: not evaluated or treated at this visit (AMA 2021: a
-# notation that another professional manages it is not a problem addressed)
-NOTED_TAILS = ("listed in the history, not evaluated today",
-               "managed by the treating specialist; not assessed or changed at this visit",
-               "on the problem list only, no assessment today",
-               "followed elsewhere; nothing reviewed or changed today")
+# when the other problem's assessment and plan were made: this date of service (the visit
+# managed it: a separately identifiable E/M) or a prior visit's date (carried forward into
+# today's note, not managed today). The same words either way; only the date against the
+# date of service decides (AMA 2021: a problem is addressed when it is evaluated or treated
+# at the encounter)
+ASSESSED = ("assessment and plan dated {date}", "entry dated {date}",
+            "assessed and plan recorded on {date}")
+ASSESSED_SLOT = "{assessed}"
 # aftercare of the service itself (part of the service, never a separate problem), written
 # into half of the visit notes of every branch, so "arranged" or "prescribed" in a note
 # says nothing about whether the visit managed another problem
 # services after which nothing is sore (a test, a questionnaire, counseling, a nebulizer):
 # their aftercare is a follow-up only
 NOT_SORE = frozenset(("93000", "94010", "94060", "96127", "99406", "99407", "94640"))
-# codes counting several lesions: no "separate lesion" sentence on them
+# codes counting several lesions: never a second, separate lesion at the same named site
 MULTI_LESION = frozenset(("17110", "17111", "17004", "11720", "11721"))
 # therapy that can address gait, balance or whole-limb weakness rather than one body site
 FUNCTIONAL = frozenset(("97110", "97112", "97116", "97530", "97535", "97750"))
@@ -739,14 +743,12 @@ AFTERCARE = ("follow-up arranged in {weeks} weeks to review the response to the 
              "given",
              "aftercare for the {lay} explained and a recheck arranged in {weeks} weeks",
              "acetaminophen advised as needed after the {lay}; call if symptoms worsen")
-# where on a limb or the trunk a lesion lies: added to one skin note in half of the stories
-# of every branch, so a landmark word never tells one site from another
-LANDMARKS = {"forearm": ("just below the elbow", "two fingerbreadths above the wrist"),
-             "upper arm": ("just above the elbow", "over the lateral arm"),
-             "thigh": ("just above the knee", "over the anterior thigh"),
-             "lower leg": ("just above the ankle", "below the knee"),
-             "back": ("near the shoulder blade", "beside the spine"),
-             "shoulder": ("over the top of the shoulder", "near the upper arm")}
+# where on a limb or the trunk a lesion lies: every skin note of a two-skin-procedure story
+# (and its repair's) measures it from the site's landmark, in every branch; two notes at one
+# site describe one lesion when the distances agree and two lesions when they differ
+ANCHORS = {"forearm": "elbow crease", "upper arm": "elbow crease", "thigh": "kneecap",
+           "lower leg": "kneecap", "back": "spine", "shoulder": "acromion"}
+SIDE_FLIP = {"RT": "LT", "LT": "RT", "T5": "TA", "TA": "T5"}
 PRE_PROCEDURE = ("focused history and exam of that problem, prior treatment reviewed, options "
                  "discussed and the {lay} chosen",
                  "examined; findings as expected for the problem, decision made to proceed "
@@ -793,10 +795,11 @@ class _Dx:
 
 def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Random
               ) -> dict[str, Any]:
-    """An office visit and a same-day service. Distinct: the visit also managed a separate
-    problem (its own assessment and plan, at the E/M level that problem supports). Not
-    distinct: the visit was the evaluation that led to the service (perhaps noting a
-    condition it did not manage)."""
+    """An office visit and a same-day service. Every visit note holds the evaluation that led
+    to the service and another problem with an assessment and plan (at the E/M level that
+    problem supports). Distinct: that assessment is dated the date of service (the visit
+    managed it). Not distinct: it is a prior visit's, carried forward, so the visit was only
+    the evaluation that led to the service."""
     em = paid if paid.startswith("992") else denied
     s = denied if em == paid else paid
     svc = cat.SERVICES[s]
@@ -812,29 +815,19 @@ def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Ran
         care = AFTERCARE if s not in NOT_SORE else (
             "follow-up arranged in {weeks} weeks to go over the {lay} with the patient",)
         pre += "; " + rng.choice(care).format(lay=svc.lay, weeks=rng.choice((2, 4, 6)))
-    if distinct:
-        prob = rng.choice([p for p in cat.PROBLEMS if p.level == em and p.dx != s_dx])
-        em_note = (f"{cat.EM_TEXT[em]}: seen for {reason}; {pre}; "
-                   f"{rng.choice(DISTINCT_LINKS)} {prob.text}.")
-        em_ptr = [dx.ptr(prob.dx)]
-        if rng.random() < 0.5:
-            em_note += f" History: {hist[0][1]}."
-            dx.ptr(hist[0][0])
-    else:
-        em_note = f"{cat.EM_TEXT[em]}: seen for {reason}; {pre}."
-        em_ptr = [s_ptr]
-        noted = hist[:1]
-        em_note += (f" {rng.choice(NOTED_LINKS).capitalize()} "
-                    f"{' and '.join(h[1] for h in noted)}: {rng.choice(NOTED_TAILS)}.")
-        for h in noted:
-            dx.ptr(h[0])
-        # the billing office lists a problem of the visit's level on the claim whether or
-        # not the visit managed it: only the note says whether it did
-        listed = rng.choice([p for p in cat.PROBLEMS if p.level == em and p.dx != s_dx])
-        dx.ptr(listed.dx)
+    # the visit's other problem, at the level the claim bills, in every branch: whether the
+    # visit managed it is the date of its assessment against the date of service
+    # (``ASSESSED_SLOT``, filled in by ``generate`` once the date of service is drawn)
+    prob = rng.choice([p for p in cat.PROBLEMS if p.level == em and p.dx != s_dx])
+    em_note = (f"{cat.EM_TEXT[em]}: seen for {reason}; {pre}; "
+               f"{rng.choice(DISTINCT_LINKS)} {prob.text} ({ASSESSED_SLOT}).")
+    em_ptr = [dx.ptr(prob.dx)]
+    if rng.random() < 0.5:
+        em_note += f" History: {hist[0][1]}."
+        dx.ptr(hist[0][0])
     s_note = svc.text.format(site=site) + "; done at this visit."
     lay_em = "nurse visit" if em == "99211" else "office visit"
-    return {"specialty": "family medicine", "dxs": dx.codes,
+    return {"specialty": "family medicine", "dxs": dx.codes, "assessed_today": distinct,
             "lines": {em: {"mods": ["25"] if mod else [], "ptr": em_ptr},
                       s: {"mods": [], "ptr": [s_ptr]}},
             "notes": {em: em_note[0].upper() + em_note[1:], s: s_note[0].upper() + s_note[1:]},
@@ -879,7 +872,6 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     sides: dict[str, str] = {}
     dxs: dict[str, str] = {}
     listed_dx = ""
-    separate = 0  # cm between two distinct lesions at one named site (0: not that story)
     if p[first].kind == "muscle":
         pool = list(cat.MUSCLES)
         rng.shuffle(pool)
@@ -902,17 +894,20 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             rng.shuffle(muscles)
             sites[second] = ", ".join(sorted(muscles[:meas[second].get("n", 1)]))
         elif distinct and (p[first].kind == "skin" and kind2 in ("skin", "wound")
-                           and second not in MULTI_LESION and rng.random() < 0.4):
+                           and second not in MULTI_LESION and rng.random() < 0.6):
             # a separate lesion (or laceration) at the same named site: distinct all the
-            # same (NCCI: a separate lesion supports XS/59), only the note's words say so
+            # same (NCCI: a separate lesion supports XS/59); only the two notes' distances
+            # from the site's landmark say so
             sites[second] = sites[first]
             dxs[second] = next(s[2] for s in SITES[kind2] if s[0] == sites[first])
-            separate = rng.choice((2, 3, 4, 5, 6))
         elif distinct:
             options = [s for s in SITES[kind2] if s[0] != sites[first]]
             if kind2 == "nerve" and sides.get(first):  # a block on the same side is the
                 options = [s for s in options if s[1] != sides[first]]  # same limb's block
             sites[second], sides[second], dxs[second] = rng.choice(options)
+        elif kind2 == "nerve":  # the block anesthetized the other procedure's hand
+            sites[second], sides[second], dxs[second] = next(
+                s for s in SITES["nerve"] if s[1] == sides[first])
         else:
             sites[second], sides[second] = sites[first], sides[first]
             same = [s for s in SITES[kind2] if s[0] == sites[first]]
@@ -923,38 +918,40 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             listed_dx = (rng.choice(p[second].dx) if p[second].dx
                          else "" if kind2 == "wound"  # no laceration the notes never show
                          else rng.choice(phantom)[2] if phantom else "")
-    # where on the site the first lesion lies, in half of the skin stories of every branch
-    marks = next((v for k, v in LANDMARKS.items() if k in sites[first]), ())
-    # (never beside a nerve block: a lesion "above the wrist" next to a wrist block would
-    # read as the block's own field)
-    landmark = (rng.choice(marks) if marks and p[first].kind == "skin"
-                and p[second].kind != "nerve" and rng.random() < 0.5 else "")
+    # each lesion (and a repaired wound) measured from its site's landmark
+    where: dict[str, str] = {}
+    if p[first].kind == "skin" and p[second].kind in ("skin", "wound"):
+        d1 = rng.randrange(2, 15)
+        if sites[second] != sites[first]:
+            d2 = rng.randrange(2, 15)
+        elif distinct:  # two lesions: at least 3 cm apart (each is under 2 cm)
+            d2 = rng.choice([d for d in range(2, 15) if abs(d - d1) >= 3])
+        else:
+            d2 = d1
+        for code, d in ((first, d1), (second, d2)):
+            anchor = next(v for k, v in ANCHORS.items() if k in sites[code])
+            where[code] = f"{sites[code]}, {d} cm from the {anchor}"
     dx = _Dx()
     lines: dict[str, Any] = {}
     notes: dict[str, str] = {}
-    same_lesion = (not distinct and p[first].kind == p[second].kind == "skin"
-                   and second in cat.SAME_LESION_TEXT and p[first].role != p[second].role)
+    # a lesion that could be the first note's (a biopsy then destroyed or excised): written
+    # as "a lesion" in every branch, so the wording never tells whether it was the same one
+    neutral = (p[first].kind == p[second].kind == "skin" and second in cat.LESION_TEXT
+               and p[first].role != p[second].role)
+    same_lesion = neutral and not distinct
     for code in order:
         proc = p[code]
         d = rng.choice(proc.dx) if proc.dx else dxs.get(code, "")
         if same_lesion and code == second:  # the lesion the first note described
             d = lines[first]["dx"]
-            proc = cat.Proc(proc.kind, proc.role, proc.lay, cat.SAME_LESION_TEXT[code])
+        if neutral and code == second:
+            proc = cat.Proc(proc.kind, proc.role, proc.lay, cat.LESION_TEXT[code])
         if not d:  # a repair or block at the other procedure's site treats what it treated
             other = order[0] if code == order[1] else order[1]
             d = lines[other]["dx"] if other in lines else "M79.2"
         n = meas[code].get("n", 1)
-        site = f"{sites[code]} ({landmark})" if landmark and code == first else sites[code]
-        if not distinct and proc.kind == "wound" and p[first].kind == "skin":
-            # the repair closes the defect the biopsy or excision left (the same wound)
-            proc = cat.Proc(proc.kind, proc.role, proc.lay,
-                            f"simple single-layer closure of the "
-                            f"{ {'excise': 'excision'}.get(p[first].role, p[first].role)} defect, "
-                            "{size} cm, on the {site}")
-        text = proc.text.format(site=site, size=meas[code].get("size", ""), n=n)
-        if separate and code == second:
-            what = "laceration" if p[code].kind == "wound" else "lesion"
-            text += f"; a separate {what}, {separate} cm away from the other line's lesion"
+        text = proc.text.format(site=where.get(code, sites[code]),
+                                size=meas[code].get("size", ""), n=n)
         notes[code] = text[0].upper() + text[1:] + "."
         lines[code] = {"dx": d, "mods": []}
     for code in (paid, denied):
@@ -962,9 +959,11 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     if not distinct and listed_dx:
         dx.ptr(listed_dx)
     if mod:
+        # anatomic modifiers where both lines have a side, in every branch: on a same-side
+        # story the biller's RT/LT contradicts the notes
         s1, s2 = sides.get(paid, ""), sides.get(denied, "")
-        if distinct and s1 and s2 and s1 != s2 and rng.random() < 0.35:
-            lines[paid]["mods"], lines[denied]["mods"] = [s1], [s2]
+        if s1 and s2 and s1 in SIDE_FLIP and rng.random() < 0.35:
+            lines[paid]["mods"], lines[denied]["mods"] = [s1], [SIDE_FLIP[s1]]
         else:
             lines[denied]["mods"] = [rng.choice(("XS", "59"))]
     kinds = {SPECIALTY[p[c].kind] for c in (first, second)}
@@ -985,20 +984,23 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
     """Two therapy services in one session. Distinct: separate, non-overlapping time
     intervals. Not distinct: the denied service was done inside the paid one's time."""
     m1, m2 = cat.THERAPY[paid][2], cat.THERAPY[denied][2]
-    t1 = 8 * 60 + 5 * rng.randrange(20)
+    # the session's first minute, drawn alike in every story: the clock never says by itself
+    # whether the two services overlapped
+    start = 8 * 60 + 5 * rng.randrange(20)
+    t1 = start
     if paid in cat.SITE_DECIDED or denied in cat.SITE_DECIDED:
         # distinct only at another body site: one after the other in either story, on two
-        # sites when distinct, on one when not
-        allowed = {c: cat.SITE_DECIDED.get(c, tuple(SITE_REGIONS)) for c in (paid, denied)}
-        shared = [r for r in allowed[paid] if r in allowed[denied]]
-        if distinct or not shared:  # (no shared site: only the distinct story exists)
-            n1 = rng.choice(allowed[paid])
-            n2 = rng.choice([r for r in allowed[denied] if r != n1])
-        else:
-            n1 = n2 = rng.choice(shared)
+        # sites both codes allow when distinct, on one of them when not (so the site names
+        # come from one pool in both stories; only whether they agree decides)
+        shared = _shared_sites(paid, denied)
+        n1 = rng.choice(shared)
+        n2 = rng.choice([r for r in shared if r != n1]) if distinct else n1
         r1, r2 = (n1, SITE_REGIONS[n1]), (n2, SITE_REGIONS[n2])
         gap = 5 * rng.randrange(3)
-        t2 = t1 + m1 + gap if rng.random() < 0.5 else t1 - m2 - gap
+        if rng.random() < 0.5:
+            t2 = t1 + m1 + gap
+        else:
+            t2, t1 = start, start + m2 + gap
         return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng,
                               ("59", "XS"))
     # one region: only the clock decides (gait, balance or general weakness only for
@@ -1008,11 +1010,20 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
     r1 = r2 = rng.choice(regions)
     if distinct:
         gap = 5 * rng.randrange(3)
-        t2 = t1 + m1 + gap if rng.random() < 0.5 else t1 - m2 - gap
+        if rng.random() < 0.5:
+            t2 = t1 + m1 + gap
+        else:
+            t2, t1 = start, start + m2 + gap
     else:  # wholly inside the paid service's minutes: not one minute of its own
         m2 = min(m2, m1)
         t2 = t1 + 5 * rng.randrange((m1 - m2) // 5 + 1)
     return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng, ("59", "XU"))
+
+
+def _shared_sites(a: str, b: str) -> list[str]:
+    """The body sites both therapy codes can be done at (``catalog.SITE_DECIDED``)."""
+    allowed = {c: cat.SITE_DECIDED.get(c, tuple(SITE_REGIONS)) for c in (a, b)}
+    return [r for r in allowed[a] if r in allowed[b]]
 
 
 def _therapy_notes(paid: str, denied: str, one: tuple[int, int, tuple[str, str]],
@@ -1146,6 +1157,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     # line order as the provider billed it (an office visit first when there is one)
     n_paid, n_denied = (1, 2) if rng.random() < 0.5 else (2, 1)
+    if "assessed_today" in story:  # the visit's other problem: assessed today or before
+        when = dos if story["assessed_today"] else dos - dt.timedelta(days=rng.randrange(
+            14, 180))
+        stamp = rng.choice(ASSESSED).format(date=f"{when:%m/%d/%Y}")
+        story["notes"] = {c: t.replace(ASSESSED_SLOT, stamp) for c, t in story["notes"].items()}
     # the claim lists the patient's other conditions too (3 or 4 diagnoses in all), so the
     # length of the list says nothing about how many problems the visit managed
     dxs = list(story["dxs"])

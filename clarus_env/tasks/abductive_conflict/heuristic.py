@@ -10,10 +10,9 @@ tell the patient and the provider, audit, close) and decides with generic rules:
   ``missing_modifier``; not distinct -> ``legitimate_denial``.
 
 "Distinct" is read generically from the provider's line notes: clock intervals that do not
-overlap; for two procedures, different anatomic words in the two notes; for an office visit
-with a service, whether the visit line points to a diagnosis the service line does not
-(imperfect: a visit can point to a condition it only noted, or share the service's pointer
-while managing another problem). So it is good, not perfect.
+overlap (a rule of thumb on start times); for two procedures, different anatomic words in
+the two notes; for an office visit with a service, the date of the visit's other problem's
+assessment against the date of service. So it is good, not perfect.
 
 Hooks for ``clarus audit``: ``hide`` (artifact types whose data it must treat as unseen; it
 still fetches them), ``decide(view)`` (replaces its decision), ``respond`` (unused: this task
@@ -33,6 +32,7 @@ NCCI_MODIFIERS = {"25", "57", "58", "59", "78", "79", "91", "XE", "XS", "XP", "X
                   "F9", "TA", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "LC", "LD",
                   "LM", "RC", "RI", "24", "27"}
 LINE_NOTE = re.compile(r"^Line (\d+) \(([0-9A-Z]{5})\): (.*)$")
+NOTE_DATE = re.compile(r"\b(\d{2})/(\d{2})/(\d{4})\b")
 INTERVAL = re.compile(r"\b(\d{1,2}):(\d{2})\s*[–-]\s*(\d{1,2}):(\d{2})\b")
 ANATOMY = frozenset((
     "left", "right", "upper", "lower", "mid", "back", "shoulder", "arm", "forearm", "thigh",
@@ -43,7 +43,7 @@ ANATOMY = frozenset((
 OUTCOMES = {  # finding -> (responsible_party, resolution_type, appeal_reason)
     "legitimate_denial": ("none", "no_action", "none"),
     "modifier_bypass_ignored": ("insurer", "appeal", "modifier_bypass_documented"),
-    "missing_modifier": ("provider", "corrected_claim_request", "none"),
+    "missing_modifier": ("provider", "corrected_claim_request", "missing_modifier"),
     "no_active_edit": ("insurer", "appeal", "no_active_edit"),
 }
 CITE_TYPES = ("claim_record", "eob", "provider_record", "ncci_edit")
@@ -95,10 +95,13 @@ def documented_distinct(provider: dict[str, Any]) -> bool | None:
         (s1, _e1), (s2, _e2) = ia[0], ib[0]
         return abs(s1 - s2) >= 15
     em = [c for c in codes if c.startswith("992")]
-    if em:  # a separate problem managed: something prescribed, started or arranged (a rule
-        # of thumb: it misses a problem managed with advice only)
-        text = notes[em[0]].lower()
-        return any(w in text for w in MANAGED)
+    if em:  # a separate problem managed: its assessment is dated the date of service (a
+        # dated entry from an earlier visit is carried forward, not managed today)
+        dos = str(provider.get("date_of_service", ""))
+        dates = {f"{y}-{m}-{d}" for m, d, y in NOTE_DATE.findall(notes[em[0]])}
+        if dates:
+            return dos in dates
+        return any(w in notes[em[0]].lower() for w in MANAGED)
     return _anatomy(notes[a]) != _anatomy(notes[b])
 
 
@@ -247,7 +250,7 @@ class HeuristicAgent:
         denied = self.denied or "the denied service"
         resolution = d["resolution_type"]
         extra: dict[str, Any] = {}
-        if resolution == "appeal":
+        if d["appeal_reason"] not in (None, "none"):
             extra["appeal_reason"] = d["appeal_reason"]
         told = {
             "no_action": f"The bundling denial of {denied} stands: it is a contractual "

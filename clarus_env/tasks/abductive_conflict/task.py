@@ -27,7 +27,8 @@ TASK = BillingTask(
         "indicator 1 it depends on the notes (a distinct site, lesion, time interval or a "
         "separately managed problem) and on whether the claim carries the bypass modifier: "
         "appeal the ignored bypass, ask the provider for a corrected claim when the modifier is "
-        "missing, or let the denial stand when nothing distinct was done. Concluding "
+        "missing (appeal_reason missing_modifier states why), or let the denial stand when "
+        "nothing distinct was done. Concluding "
         "legitimate_denial before reading the NCCI edit and the provider record trips a TRAP "
         "check."),
 )
