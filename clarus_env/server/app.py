@@ -33,9 +33,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
+from ..actions import ACTIONS, CODING_ACTIONS
 from ..env import make
 from ..schemas import load
 from ..tasks import TASKS, get_task
+from ..wire_schemas import DRAFT, action_envelope
 from . import fastjson
 from .sessions import SessionError, SessionManager, WouldBlock, open_store
 
@@ -172,7 +174,13 @@ def bundled(name: str) -> dict[str, Any]:
     ``$id``), which a client holding only the /schema response cannot follow; bundling makes
     each returned schema self-contained and usable by any JSON Schema validator as is.
     """
-    root = copy.deepcopy(load(name))
+    return bundle_doc(load(name))
+
+
+def bundle_doc(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` (a schema whose file ``$ref``s are relative to ``schemas/``) made
+    self-contained, as ``bundled`` does for a file."""
+    root = copy.deepcopy(doc)
     defs: dict[str, Any] = root.setdefault("$defs", {})
 
     def walk(node: Any) -> Any:
@@ -199,13 +207,52 @@ def bundled(name: str) -> dict[str, Any]:
     return out
 
 
+def _any_task_observation() -> dict[str, Any]:
+    """Either observation: each kind requires fields the other forbids, so exactly one fits."""
+    kinds = []
+    for name in ("observation.schema.json", "coding_observation.schema.json"):
+        one = copy.deepcopy(load(name))
+        one.pop("$schema", None)
+        one.pop("$id", None)
+        kinds.append(one)
+    return {"$schema": DRAFT, "title": "Observation (any task)",
+            "description": "What /reset and /step return for any task: the billing-arena "
+                           "observation or the medical-coding one. Per task: "
+                           "tasks.<task_name>.observation.",
+            "oneOf": kinds}
+
+
 @functools.cache
 def wire_schemas() -> dict[str, Any]:
-    return {"action": bundled("action.schema.json"),
-            "observation": bundled("observation.schema.json"),
-            "state": STATE_SCHEMA,
-            "medical_coding": {"action": bundled("coding_action.schema.json"),
-                               "observation": bundled("coding_observation.schema.json")}}
+    """The /schema document.
+
+    ``action``/``observation`` accept every task's traffic (one action envelope over all the
+    actions, each action's parameters checked by its own schema); ``tasks.<name>`` gives each
+    task's own, stricter pair. ``medical_coding`` (the coding pair) and ``state`` stay where
+    earlier clients read them, and every billing action or observation the former billing-only
+    top level accepted is still accepted.
+    """
+    billing = {"action": bundled("action.schema.json"),
+               "observation": bundled("observation.schema.json")}
+    coding = {"action": bundled("coding_action.schema.json"),
+              "observation": bundled("coding_observation.schema.json")}
+    every = action_envelope({**ACTIONS, **CODING_ACTIONS}, "action.schema.json",
+                            "Action (any task)")
+    every.pop("$id")  # no such file: the document stands alone
+    every["description"] = ("Every action is {action_type, parameters}, for any task; which "
+                            "action types a task accepts: tasks.<task_name>.action.")
+    tasks = {}
+    for name in TASKS:
+        kind = getattr(get_task(name), "kind", "billing")
+        tasks[name] = {"kind": kind, **(coding if kind == "coding" else billing)}
+    return {"action": bundle_doc(every), "observation": _any_task_observation(),
+            "state": STATE_SCHEMA, "medical_coding": coding, "tasks": tasks}
+
+
+@functools.cache
+def _schema_body() -> bytes:
+    """/schema's body, encoded once (70 KB that never changes within a process)."""
+    return fastjson.dumps_body(wire_schemas())
 
 
 def observation_dict(obs: Any) -> dict[str, Any]:
@@ -345,8 +392,8 @@ def create_app(capacity: int = CAPACITY, idle_ttl_s: float = IDLE_TTL_S,
                 "tasks": task_metadata()}
 
     @app.get("/schema")
-    def schema() -> dict[str, Any]:
-        return wire_schemas()
+    def schema() -> Response:
+        return Response(_schema_body(), media_type="application/json")
 
     async def _parse(request: Request, model: type[BaseModel], optional: bool,
                      strict_type: bool = True) -> Any:
