@@ -581,6 +581,15 @@ def test_duplicate_capture_is_the_practices_and_follows_its_credit_policy(
     assert seen["balance_correction"] and seen["refund_request"]
 
 
+def _ded_left(plan_doc: dict) -> int:
+    """Deductible room before the claim: the plan prints what was met, the agent subtracts."""
+    return c(plan_doc["deductible"]) - c(plan_doc["member_accumulators"]["deductible_met_ytd"])
+
+
+def _oop_left(plan_doc: dict) -> int:
+    return c(plan_doc["out_of_pocket_max"]) - c(plan_doc["member_accumulators"]["oop_met_ytd"])
+
+
 def test_oop_cap_branches(dev: dict, held_out: dict) -> None:
     n = collections.Counter()
     for sc in [*dev.values(), *held_out.values()]:
@@ -589,7 +598,7 @@ def test_oop_cap_branches(dev: dict, held_out: dict) -> None:
             continue
         plan = next(a for a in sc["artifacts"] if a["type"] == "plan_document")["data"]
         eob = next(a for a in sc["artifacts"] if a["type"] == "eob" and not a["distractor"])
-        left = c(plan["member_accumulators"]["oop_remaining"])
+        left = _oop_left(plan)
         assert exp["patient_share_cents"] == left  # the cap binds: the share is what was left
         pr_eob = c(eob["data"]["totals"]["patient_responsibility"])
         if v["kind"] == "oop_max_exceeded":
@@ -613,8 +622,7 @@ def test_no_record_field_marks_the_planted_error(train: list) -> None:
         by["gap_lt200"][kind] += 0 < gap <= 20_000
         by["paid0"][kind] += c(arts["claim_record"]["patient_amount_paid"]) == 0
         by["cents_price"][kind] += any(c(ln["billed"]) % 100 for ln in arts["eob"]["lines"])
-        by["ded_left"][kind] += c(arts["plan_document"]["member_accumulators"][
-            "deductible_remaining"]) > 0
+        by["ded_left"][kind] += _ded_left(arts["plan_document"]) > 0
         by["n"][kind] += 1
     n = by["n"]
     # a stale OOP total near the cap, or exactly at it, is no label
@@ -722,10 +730,10 @@ def test_every_amount_is_the_fee_formula_and_the_plan(ref: Any, dev: dict) -> No
         lines = [{"allowed": ln["allowed"], "benefit": meta["benefit"]}
                  for ln, meta in zip(eob["lines"], v["lines"], strict=True)]
         shares = _shares(lines, template, benefit_copay,
-                         c(plan_doc["member_accumulators"]["deductible_remaining"]),
+                         _ded_left(plan_doc),
                          template["copays_count_toward_deductible"])
         pr_correct = min(sum(sum(s) for s in shares),
-                         c(plan_doc["member_accumulators"]["oop_remaining"]))  # the OOP cap
+                         _oop_left(plan_doc))  # the OOP cap
         pr_eob = c(eob["totals"]["patient_responsibility"])
         if v["error_side"] == "insurer":
             assert pr_eob > pr_correct

@@ -301,6 +301,38 @@ def price_lines(lines: list[dict[str, Any]], plan: dict[str, Any], *, visit_copa
     return out
 
 
+# the deductible before the claim, where the member is far from the OOP maximum (every branch)
+DED_STATES: tuple[tuple[str, int], ...] = (("met", 2), ("partial", 6), ("not_met", 2))
+
+
+def _remaining_draw(rng: random.Random, state: str, first_allowed: int) -> int:
+    """Deductible left before the claim for a drawn state (cents): nothing, a part of the
+    first deductible-bearing line's allowed amount (coinsurance still applies to its rest), or
+    more than the whole claim."""
+    if state == "met":
+        return 0
+    if state == "partial":
+        return rng.randrange(max(100, first_allowed * 5 // 100),
+                             max(101, first_allowed * 90 // 100))
+    return rng.randrange(40_000, 150_001)
+
+
+def _capped(shares: list[dict[str, int]], oop_left: int) -> list[dict[str, int]]:
+    """Line shares with the out-of-pocket cap applied in claim order, the way
+    ``C.cost_share`` applies it (coinsurance cut first, then the rest)."""
+    out = []
+    for cs in shares:
+        cs = dict(cs)
+        allowed = cs["plan_paid"] + cs["patient"]
+        if cs["patient"] > oop_left:
+            cs["coinsurance"] = max(0, cs["coinsurance"] - (cs["patient"] - oop_left))
+            cs["patient"] = min(oop_left, cs["copay"] + cs["deductible"] + cs["coinsurance"])
+            cs["plan_paid"] = allowed - cs["patient"]
+        oop_left -= cs["patient"]
+        out.append(cs)
+    return out
+
+
 def _weekday(d: dt.date) -> dt.date:
     while d.weekday() >= 5:
         d += dt.timedelta(days=1)
@@ -337,27 +369,25 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # the provider statement is the commoner place for coinsurance taken on the billed charge
     kind, _, coins_side = (_stratum(seed) or _weighted(rng, KINDS)).partition(":")
     side = coins_side or ERROR_SIDE[kind]
-    paid = False  # did the patient pay the (wrong) statement already?
-    # the rates balance the filings within paid and unpaid cases, so that knowing whether the
-    # statement was paid narrows the resolution (refund vs correction) but does not give it
-    if kind in ("copay_not_credited", "balance_billing", "duplicate_posting", "no_error") or (
-            kind == "coinsurance_on_billed" and side == "provider"):
-        paid = rng.random() < 0.45
-    elif side == "insurer":
-        paid = rng.random() < 0.52
+    # did the patient pay the statement already? Drawn alike in every branch: knowing it
+    # narrows the filing (refund vs correction) for a practice's error, never the finding
+    paid = rng.random() < 0.5
     duplicate_of = None
-    if kind == "duplicate_charge":
-        duplicate_of = "checkin_copay" if rng.random() < 0.5 else "statement_payment"
-        paid = duplicate_of == "statement_payment" or rng.random() < 0.25
-    # the out-of-pocket maximum caps this claim's cost sharing: the insurer ignored the cap
-    # (the error), or applied it correctly (a bill lower than the plan's copay/coinsurance
-    # terms alone would give) — where nothing is wrong or where the error is the practice's
-    cap_ok_kinds = ("no_error", "copay_not_credited", "duplicate_charge", "duplicate_posting",
-                    "balance_billing")
-    oop_bind = kind == "oop_max_exceeded" or (
-        kind in cap_ok_kinds and rng.random() < (0.3 if kind == "no_error" else 0.2))
-    # the member close to (but not at) the cap, in any branch: nearness says nothing
-    near_cap = not oop_bind and rng.random() < 0.2
+    if kind == "duplicate_charge":  # the paid statement, or the check-in copay, run twice
+        duplicate_of = ("statement_payment" if paid and rng.random() < 0.6
+                        else "checkin_copay")
+    # where the member stands against the out-of-pocket maximum, drawn alike in every branch
+    # (an insurer ignoring the cap needs a binding cap, by definition): far from it, close to
+    # it, or with less room left than this claim's cost sharing, where the cap binds. An
+    # insurer that took coinsurance on the billed charge may still have applied the cap to
+    # its wrong share; a stale deductible total is also a stale OOP total (the claims system
+    # believed the member further from the cap), so that error is never capped.
+    cap_state = "bind" if kind == "oop_max_exceeded" else _weighted(
+        rng, (("far", 6), ("near", 2), ("bind", 2)))
+    if cap_state == "bind" and kind == "deductible_already_met":
+        cap_state = "near"
+    oop_bind = cap_state == "bind" and side != "insurer" or kind == "oop_max_exceeded"
+    near_cap = cap_state == "near"
     policy = "apply" if rng.random() < 0.5 else "refund"  # what the practice does with credits
 
     loc = C.pick_locality(rng, ref)
@@ -413,7 +443,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     # one chargemaster per practice: a single markup over the contracted rates, prices to the
     # cent (a coinsurance taken on the billed charge always stays below the allowed amount)
-    markup = rng.choice(tuple(m for m in MARKUPS if plan["coinsurance_pct"] * m <= 8_500))
+    markup = rng.choice(tuple(m for m in MARKUPS if plan["coinsurance_pct"] * m <= 7_000))
     lines: list[dict[str, Any]] = []
     dx_codes = [visit_dx]
     for d in proc_dx:
@@ -435,23 +465,29 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     deductible = plan["deductible"]
     # a member at or near the out-of-pocket maximum has met the deductible (coinsurance, which
     # fills the rest of the maximum, only starts once it is met)
-    if deductible == 0 or kind == "oop_max_exceeded" or oop_bind or near_cap:
+    # (the same draw in every branch; an error about the deductible or about coinsurance needs
+    # deductible room short of the claim, so a deductible not met at all is partly met there)
+    if deductible == 0 or cap_state != "far":
         ded_state = "met"
-    elif kind == "deductible_already_met":  # met, or partly met and the EOB applied more
-        ded_state = "met" if rng.random() < 0.1 else "partial"
-    elif kind == "coinsurance_on_billed":
-        ded_state = "met" if rng.random() < 0.3 else "partial"
     else:
-        ded_state = _weighted(rng, (("met", 2), ("partial", 9), ("not_met", 9)))
-    remaining = {"met": 0, "partial": rng.randrange(1000, 12_001),
-                 "not_met": rng.randrange(40_000, 150_001)}[ded_state]
-    remaining = min(remaining, deductible)
-    if ded_state == "partial" and kind == "deductible_already_met":
-        # the EOB must be able to apply more deductible than the plan shows left
-        remaining = min(remaining, coins_lines[0]["allowed"] // 2)
-    if ded_state == "partial" and kind == "coinsurance_on_billed":
-        # coinsurance must still apply to the first line after the deductible
-        remaining = min(remaining, coins_lines[0]["allowed"] // 4)
+        ded_state = _weighted(rng, DED_STATES)
+        if ded_state == "not_met" and kind in ("coinsurance_on_billed",
+                                               "deductible_already_met"):
+            ded_state = "partial"
+    first_allowed = coins_lines[0]["allowed"]
+    remaining = min(_remaining_draw(rng, ded_state, first_allowed), deductible)
+    fl = coins_lines[0]
+    for _ in range(30):
+        # coinsurance taken on the billed charge must leave the plan something to pay on that
+        # line (a deductible and a billed-charge coinsurance together above the allowed amount
+        # would be no bill at all): the same state is redrawn until it fits
+        if kind != "coinsurance_on_billed" or (
+                remaining + C.pct_of(fl["billed"] - remaining, plan["coinsurance_pct"])
+                < fl["allowed"] - 100):
+            break
+        remaining = min(_remaining_draw(rng, ded_state, first_allowed), deductible)
+    else:
+        remaining = min(fl["allowed"] * 5 // 100, deductible)
 
     # accumulators: the older claim in this plan year, then other claims, then this one
     insurer = rng.choice(C.INSURERS)
@@ -481,7 +517,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     older_oop_after = older_oop_before + older_cs["patient"]
     prior_ded = max(prior_ded, older_ded_after)
     remaining = deductible - prior_ded
-    prior_oop = older_oop_after + (prior_ded - older_ded_after) + rng.randrange(0, 20_000)
+    # other claims this year (other providers, pharmacy copays) add to the OOP total beyond the
+    # deductible, whatever the deductible state
+    prior_oop = older_oop_after + (prior_ded - older_ded_after) + rng.randrange(0, 80_000)
     # the copay is collected at check-in when the patient can pay, else billed on the
     # statement (any branch; the two errors about a check-in payment need one)
     checkin = visit_copay if (has_copay and visit_copay > 0 and (
@@ -496,15 +534,20 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     eob_err: list[dict[str, int]] | None = None
     if kind == "deductible_already_met":
         # the insurer's stale accumulator: some deductible "left" before this claim
-        first_rest = coins_lines[0]["allowed"]
         counted = visit_copay if (visit_copay and plan["copays_count_toward_deductible"]) \
             else 0
-        if rng.random() < 0.55:
-            stale_remaining = remaining + counted + rng.randrange(
-                1000, max(1001, first_rest - remaining))
+        # the insurer's stale total is itself an ordinary accumulator state — a partly met or
+        # unmet deductible, drawn as every branch draws it — only larger than the plan's: the
+        # EOB looks like any EOB of such a member, and only the plan of record shows that the
+        # member had less (or nothing) left
+        for _ in range(30):
+            stale_remaining = min(deductible, _remaining_draw(
+                rng, _weighted(rng, DED_STATES[1:]), first_allowed))
+            if stale_remaining > remaining + counted + 100:
+                break
         else:
-            stale_remaining = remaining + counted + rng.randrange(30_000, 150_000)
-        stale_remaining = min(stale_remaining, deductible)
+            stale_remaining = min(deductible,
+                                  remaining + counted + rng.randrange(200, 20_000))
         assert stale_remaining > remaining + counted
         eob_err = price_lines(lines, plan, visit_copay=visit_copay, ded_left=stale_remaining,
                               oop_left=10 ** 12)
@@ -519,6 +562,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                 cs["plan_paid"] = ln["allowed"] - cs["patient"]
                 assert cs["plan_paid"] >= 0
     top = max(pr_unc, sum(cs["patient"] for cs in eob_err) if eob_err else 0)
+    eob_capped = False
     oop_left = oop_max - prior_oop
     if oop_bind:
         # other claims this year brought the member close to the OOP maximum: what is left
@@ -529,7 +573,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         hi = max(lo + 1, pr_unc * 85 // 100)
         oop_left = rng.randrange(lo, hi)
         assert oop_left < pr_unc, (pr_unc, oop_left)
-    elif near_cap or oop_left <= top:
+    elif cap_state == "bind" and eob_err is not None and top - pr_unc >= 300:
+        # the insurer applied the cap, but to its wrong share: the room left lies between
+        # the right share and the wrong one, so the EOB asks exactly the room
+        oop_left = rng.randrange(pr_unc + 100, top - 100)
+        eob_err = _capped(eob_err, oop_left)
+        eob_capped = True
+    elif cap_state != "far" or oop_left <= top:
         oop_left = top + rng.randrange(100, rng.choice((20_001, 60_001)))
     prior_oop = oop_max - oop_left
     assert prior_oop >= older_oop_after + (prior_ded - older_ded_after), (prior_oop, oop_max)
@@ -542,7 +592,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         eob_shares = eob_err
     else:
         eob_shares = [dict(cs) for cs in correct]
-    if not oop_bind:
+    if not (oop_bind or eob_capped):
         assert sum(cs["patient"] for cs in eob_shares) < oop_left, "OOP cap must not bite"
     # the insurer's own out-of-pocket total printed on the EOB after this claim: where it
     # ignored the cap its (stale) total stops at or below the maximum — that mismatch with
@@ -557,9 +607,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     if kind == "oop_max_exceeded":
         room = oop_max - pr_eob_total - older_oop_after
         assert room >= 0, room
-        gap = 0 if rng.random() < 0.2 else rng.randrange(0, min(120_000, room) + 1)
+        gap = 0 if rng.random() < 0.5 else rng.randrange(0, min(120_000, room) + 1)
         eob_oop_after = oop_max - gap
-    elif oop_bind:
+    elif oop_bind or eob_capped:
         eob_oop_after = oop_max
     else:
         eob_oop_after = prior_oop - stale_lag + pr_eob_total
@@ -1036,8 +1086,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                            "in full and may not bill members the difference (CO-45).")
     plan_doc["member_accumulators"] = {
         "member_id": member_id, "plan_year": "2026", "as_of": C.iso(dos - dt.timedelta(days=1)),
-        "deductible_met_ytd": D(prior_ded), "deductible_remaining": D(deductible - prior_ded),
-        "oop_met_ytd": D(prior_oop), "oop_remaining": D(oop_max - prior_oop),
+        "deductible_met_ytd": D(prior_ded), "oop_met_ytd": D(prior_oop),
         "claims_counted_ytd": other_claims + 1,
         "note": "Plan-of-record accumulators before the claim for "
                 f"{C.iso(dos)} was processed: they count every claim processed this plan "

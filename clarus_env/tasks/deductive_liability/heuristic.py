@@ -70,6 +70,13 @@ def _pct(amount: int, pct: int) -> int:
     return int((Decimal(amount) * pct / 100).to_integral_value(rounding="ROUND_HALF_UP"))
 
 
+def _ded_left(plan: dict[str, Any]) -> int:
+    """Deductible room before the claim: the plan's deductible less what the plan of record
+    counts as met (the accumulator prints only what was met)."""
+    acc = plan.get("member_accumulators", {})
+    return max(0, _cents(plan.get("deductible", "0")) - _cents(acc.get("deductible_met_ytd", "0")))
+
+
 class HeuristicAgent:
     """Observation-only baseline: reads the evidence, misses the out-of-pocket cap."""
 
@@ -177,8 +184,7 @@ class HeuristicAgent:
         kind = "primary_care" if specialty.lower() in PRIMARY_CARE else "specialist"
         visit_copay = _cents(copays.get(kind, "0")) \
             if benefits.get("office_visit", {}).get("copay_applies") else 0
-        acc = plan.get("member_accumulators", {})
-        ded_left = _cents(acc.get("deductible_remaining", plan.get("deductible", "0")))
+        ded_left = _ded_left(plan)
         pct = int(plan.get("coinsurance_pct", 0))
         counts = bool(plan.get("copays_count_toward_deductible"))
         total = 0
@@ -227,8 +233,7 @@ class HeuristicAgent:
             share = self._true_share(eob, plan, specialty)
             if pr_eob > share:
                 ded_eob = sum(_cents(ln.get("deductible", "0")) for ln in eob.get("lines", []))
-                ded_left = _cents(plan.get("member_accumulators", {})
-                                  .get("deductible_remaining", "0"))
+                ded_left = _ded_left(plan)
                 finding = ("deductible_already_met" if ded_eob > ded_left
                            else "coinsurance_on_billed")
                 return {"finding": finding, "responsible_party": "insurer",
