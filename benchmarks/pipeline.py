@@ -81,7 +81,73 @@ def _scaled_mirror(mirror: Path, tmp: Path, rows: int) -> Path:
     return out
 
 
-def build_child(mirror: str, work: str, scale: int) -> None:
+class _Sampler:
+    """RSS and CPU time of this process every 20 ms, so each step's peak can be told apart
+    (``ru_maxrss`` only gives the peak of the whole run)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        import psutil
+
+        self.proc = psutil.Process()
+        self.samples: list[tuple[float, int, float]] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            cpu = self.proc.cpu_times()
+            self.samples.append((time.time(), self.proc.memory_info().rss,
+                                 cpu.user + cpu.system))
+            self.stop.wait(0.02)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def window(self, t0: float, t1: float) -> tuple[float, float, float]:
+        """(RSS GB at t0, peak RSS GB within [t0, t1], CPU seconds spent in it)."""
+        inside = [s for s in self.samples if t0 <= s[0] <= t1] or \
+            [min(self.samples, key=lambda s: abs(s[0] - t0))]
+        before = [s for s in self.samples if s[0] <= t0] or inside[:1]
+        return (before[-1][1] / 1e9, max(s[1] for s in inside) / 1e9,
+                inside[-1][2] - before[-1][2])
+
+
+def _step_profile(instance, run_id: str, sampler: _Sampler) -> list[dict]:  # noqa: ANN001
+    """Per step: wall and CPU seconds, RSS at start and peak, and the time spent loading
+    inputs and storing the output (from the run's own event log timestamps)."""
+    steps: dict[str, dict[str, float]] = {}
+    for entry in instance.all_logs(run_id):
+        ev = entry.dagster_event
+        if ev is None or not ev.step_key:
+            continue
+        st = steps.setdefault(ev.step_key, {})
+        kind = ev.event_type_value
+        if kind == "STEP_START":
+            st["start"] = entry.timestamp
+        elif kind == "LOADED_INPUT":
+            st["loaded"] = entry.timestamp
+        elif kind == "STEP_OUTPUT":
+            st.setdefault("output", entry.timestamp)
+        elif kind in ("STEP_SUCCESS", "STEP_FAILURE"):
+            st["end"] = entry.timestamp
+    out = []
+    for key, st in steps.items():
+        if "start" not in st or "end" not in st:
+            continue
+        rss0, peak, cpu = sampler.window(st["start"], st["end"])
+        out.append({"step": key, "start": st["start"], "seconds": st["end"] - st["start"],
+                    "cpu_s": cpu, "rss_start_gb": rss0, "peak_gb": peak,
+                    "load_s": st.get("loaded", st["start"]) - st["start"],
+                    "store_s": st["end"] - st.get("output", st["end"])})
+    return sorted(out, key=lambda r: r["start"])
+
+
+def build_child(mirror: str, work: str, scale: int, profile: bool = False,
+                zstd_level: int | None = None) -> None:
     """One whole-graph build (run in a child process by ``bench_scale``)."""
     import resource
     from dataclasses import replace
@@ -95,20 +161,29 @@ def build_child(mirror: str, work: str, scale: int) -> None:
 
     tmp = Path(work)
     src = Path(mirror)
+    sampler = _Sampler() if profile else None
+    t_gen = time.perf_counter()
     if scale > 1:
         src = _scaled_mirror(src, tmp, scale * REAL_PTP_ROWS)
         sources.RELEASES["2026C"] = [
             replace(s, mirror=(f"generated/ccipra-bench-f{s.key[-1]}.txt",),
                     mirror_excerpt=False, optional=False)
             if s.key.startswith("ptp_f") else s for s in sources.RELEASES["2026C"]]
-    defs = make_definitions(CmsSource(mirror_dir=str(src)),
-                            BundleStore(root=str(tmp / "out")),
+    t_gen = time.perf_counter() - t_gen
+    store = BundleStore(root=str(tmp / "out")) if zstd_level is None else \
+        BundleStore(root=str(tmp / "out"), zstd_level=zstd_level)
+    defs = make_definitions(CmsSource(mirror_dir=str(src)), store,
                             ArrowIOManager(base_dir=str(tmp / "io")))
     t = time.perf_counter()
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     with DagsterInstance.ephemeral() as instance:
         res = materialize(list(defs.assets), partition_key="2026C", instance=instance,
                           resources=defs.resources, raise_on_error=False)
-    took = time.perf_counter() - t
+        took = time.perf_counter() - t
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        steps = _step_profile(instance, res.run_id, sampler) if sampler else []
+    if sampler:
+        sampler.close()
     if not res.success:
         errs = [ev.event_specific_data.error.message for ev in res.all_events
                 if ev.event_type_value == "STEP_FAILURE"]
@@ -118,24 +193,38 @@ def build_child(mirror: str, work: str, scale: int) -> None:
     rows = json.loads((tmp / "out" / "2026C" / "manifest.json").read_text())[
         "outputs"]["ncci_ptp"]["rows"]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6  # KiB -> GB
+    cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
+    for s in steps:
+        print(f"  {s['step']:<32} {s['seconds']:6.1f} s wall {s['cpu_s']:6.1f} s cpu  "
+              f"load {s['load_s']:5.1f} s store {s['store_s']:5.1f} s  "
+              f"RSS {s['rss_start_gb']:.2f} -> peak {s['peak_gb']:.2f} GB", file=sys.stderr)
     print(json.dumps({"scale": scale, "ncci_rows": rows, "seconds": round(took, 1),
+                      "cpu_seconds": round(cpu, 1), "generate_seconds": round(t_gen, 1),
                       "peak_rss_gb": round(peak, 2), "bundle_mb": round(size / 1e6, 1),
-                      "intermediates_mb": round(inter / 1e6, 1)}))
+                      "intermediates_mb": round(inter / 1e6, 1),
+                      "load_avg": round(os.getloadavg()[0], 2)}))
 
 
-def bench_scale(mirror: Path, scales: list[int]) -> None:
+def bench_scale(mirror: Path, scales: list[int], profile: bool = False,
+                zstd_level: int | None = None) -> None:
     for scale in scales:
+        extra = (["--profile"] if profile else []) + \
+            ([] if zstd_level is None else ["--bundle-zstd", str(zstd_level)])
         with tempfile.TemporaryDirectory() as tmp:
             out = subprocess.run(
                 [sys.executable, __file__, "--build-child", str(scale), "--mirror", str(mirror),
-                 "--work", tmp], cwd=REPO, capture_output=True, text=True)
+                 "--work", tmp, *extra], cwd=REPO, capture_output=True, text=True)
         if out.returncode:
             print(f"{scale}x build failed: {out.stdout[-2000:]}{out.stderr[-2000:]}")
             continue
         r = json.loads(out.stdout.strip().splitlines()[-1])
         print(f"whole graph, 2026C, NCCI {scale}x ({r['ncci_rows']:,} PtP rows): "
-              f"{r['seconds']:.1f} s, peak RSS {r['peak_rss_gb']:.2f} GB, bundle "
-              f"{r['bundle_mb']:.1f} MB, intermediates {r['intermediates_mb']:.1f} MB")
+              f"{r['seconds']:.1f} s ({r['cpu_seconds']:.1f} s CPU), peak RSS "
+              f"{r['peak_rss_gb']:.2f} GB, bundle {r['bundle_mb']:.1f} MB, intermediates "
+              f"{r['intermediates_mb']:.1f} MB (load average {r['load_avg']}; generating the "
+              f"quarter took {r['generate_seconds']:.1f} s more)")
+        if profile:
+            print("\n".join(line for line in out.stderr.splitlines() if line.startswith("  ")))
 
 
 def bench_payment() -> None:
@@ -260,6 +349,10 @@ def main() -> None:
     p.add_argument("--scale", default="", help="comma-separated NCCI scales, e.g. 1,4")
     p.add_argument("--only-scale", action="store_true", help="run only the --scale builds")
     p.add_argument("--zstd", default="", help="comma-separated zstd levels to compare")
+    p.add_argument("--profile", action="store_true",
+                   help="with --scale: time, CPU and peak RSS of every step")
+    p.add_argument("--bundle-zstd", type=int, default=None,
+                   help="with --scale: the bundle's zstd level (default: BundleStore's)")
     p.add_argument("--build-child", type=int, help=argparse.SUPPRESS)
     p.add_argument("--work", help=argparse.SUPPRESS)
     p.add_argument("--ncci-rows", type=int, default=2_000_000)
@@ -267,13 +360,14 @@ def main() -> None:
         "CLARUS_CMS_MIRROR", str(REPO.parent / "shared" / "cms-data" / "raw")))
     args = p.parse_args()
     if args.build_child:
-        build_child(args.mirror, args.work, args.build_child)
+        build_child(args.mirror, args.work, args.build_child, args.profile, args.bundle_zstd)
         return
     if args.zstd:
         bench_zstd([int(x) for x in args.zstd.split(",")])
         return
     if args.scale:
-        bench_scale(Path(args.mirror), [int(x) for x in args.scale.split(",")])
+        bench_scale(Path(args.mirror), [int(x) for x in args.scale.split(",")], args.profile,
+                    args.bundle_zstd)
         if args.only_scale:
             return
     if not args.skip_build:
