@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import cached_property
 from typing import Any
 
 RESPONSIBLE_PARTIES = ("insurer", "provider", "payment_processor", "patient", "none",
@@ -47,9 +48,17 @@ class ActionSpec:
     description: str
     params: tuple[Param, ...] = field(default_factory=tuple)
 
-    @property
+    @cached_property
     def by_name(self) -> dict[str, Param]:
+        """Built once per spec: validation reads it on every step."""
         return {p.name: p for p in self.params}
+
+    @cached_property
+    def checks(self) -> tuple[tuple[Param, str, frozenset[str] | None], ...]:
+        """Per parameter: the spec, the ``action.param`` text errors name, and the enum as a
+        set — what ``validate`` needs, precomputed so a step builds no strings."""
+        return tuple((p, f"{self.name}.{p.name}", frozenset(p.enum) if p.enum else None)
+                     for p in self.params)
 
 
 def _ids(desc: str) -> Param:
@@ -154,53 +163,64 @@ def parse_money(value: Any, where: str) -> int:
 
 def _encodable(value: str, where: str) -> None:
     """Lone surrogates (legal in JSON escapes, not in UTF-8) would crash SQLite later."""
+    if value.isascii():  # the common case, checked without building the encoded bytes
+        return
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise ActionError(f"{where} contains characters that are not valid Unicode text") from None
 
 
+_ENVELOPE = frozenset(("action_type", "parameters"))
+
+
 def validate(action: Any, specs: dict[str, ActionSpec] = ACTIONS) -> tuple[str, dict[str, Any]]:
-    """Return ``(action_type, parameters)`` with money as cents, or raise ActionError."""
+    """Return ``(action_type, parameters)`` with money as cents, or raise ActionError.
+
+    Runs on every step of every episode, so each spec's per-parameter facts (error prefix,
+    enum set) are precomputed once (``ActionSpec.checks``); the rules and messages are the
+    ones ``schemas/actions/`` states."""
     if not isinstance(action, dict):
         raise ActionError(
             'an action must be an object {"action_type": ..., "parameters": {...}}')
-    extra = set(action) - {"action_type", "parameters"}
-    if extra:
+    if not _ENVELOPE.issuperset(action):
+        extra = set(action) - _ENVELOPE
         raise ActionError(f"unexpected action field(s): {', '.join(sorted(map(str, extra)))}")
     name = action.get("action_type")
-    if not isinstance(name, str) or name not in specs:
+    spec = specs.get(name) if isinstance(name, str) else None
+    if spec is None:
         known = ", ".join(sorted(specs))
         raise ActionError(f"unknown action_type {name!r}; valid actions: {known}")
-    spec = specs[name]
     params = action.get("parameters", {})
     if params is None:
         params = {}
     if not isinstance(params, dict):
         raise ActionError(f"{name}: parameters must be an object")
     allowed = spec.by_name
-    unknown = sorted(str(k) for k in params if k not in allowed)
-    if unknown:
-        raise ActionError(f"{name}: unknown parameter(s) {', '.join(unknown)}; "
-                          f"allowed: {', '.join(allowed) or 'none'}")
+    for k in params:
+        if k not in allowed:
+            unknown = sorted(str(k) for k in params if k not in allowed)
+            raise ActionError(f"{name}: unknown parameter(s) {', '.join(unknown)}; "
+                              f"allowed: {', '.join(allowed) or 'none'}")
     out: dict[str, Any] = {}
-    for p in spec.params:
-        where = f"{name}.{p.name}"
-        if p.name not in params or params[p.name] is None:
+    for p, where, enum in spec.checks:
+        v = params.get(p.name)
+        if v is None:
             if p.required:
                 raise ActionError(f"{where} is required")
             continue
-        v = params[p.name]
-        if p.type == "string":
+        kind = p.type
+        if kind == "string":
             if not isinstance(v, str) or (not v.strip() and not p.allow_empty):
                 raise ActionError(f"{where} must be a non-empty string")
             if len(v) > p.max_length:
                 raise ActionError(f"{where} is longer than {p.max_length} characters")
-            if p.enum is not None and v not in p.enum:
-                raise ActionError(f"{where} must be one of {', '.join(p.enum)}; got {v!r}")
+            if enum is not None and v not in enum:
+                raise ActionError(f"{where} must be one of {', '.join(p.enum or ())}; "
+                                  f"got {v!r}")
             _encodable(v, where)
             out[p.name] = v.strip()
-        elif p.type == "string_list":
+        elif kind == "string_list":
             if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
                 raise ActionError(f"{where} must be a list of strings")
             if len(v) > 50:
@@ -210,10 +230,10 @@ def validate(action: Any, specs: dict[str, ActionSpec] = ACTIONS) -> tuple[str, 
             for x in v:
                 _encodable(x, where)
             out[p.name] = [x.strip() for x in v]
-        elif p.type == "money":
+        elif kind == "money":
             out[p.name] = parse_money(v, where)
         else:  # pragma: no cover - specs only use the types above
-            raise ActionError(f"{where}: unsupported parameter type {p.type}")
+            raise ActionError(f"{where}: unsupported parameter type {kind}")
     return name, out
 
 

@@ -2,21 +2,24 @@
 
 Everything the agent does is recorded for the episode's SQLite database; the grade is the
 task's SQL checks over that database. Rows are buffered per table and written in one batch
-when the database is read (grading, or anyone reading ``env.db``), in the order they were
-recorded, so the database read is the one a write-through log would hold: the steps cost no
-SQL statement each, and only the tables written are emptied for the next episode. Rewards
+when the database is read, in the order they were recorded, so the database read is the one
+a write-through log would hold: the steps cost no SQL statement each, and only the tables
+written are emptied for the next episode. Grading writes only the tables the task's checks
+name (a table no check reads, and a step's JSON parameters where no check reads ``steps``,
+are never built); anyone reading ``env.db`` gets every table. Rewards
 follow the seed's table, with each positive shaping reward paid at most once per kind, so
 repeating an action never pays.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .actions import ACTIONS, PHI_ACTIONS, ActionError, validate
 from .env_base import EnvBase
-from .episode_db import canonical, insert_rows, load_scenario_facts, new_episode_db
+from .episode_db import TABLES, canonical, fact_rows, insert_rows, new_episode_db
 from .grader import grade
 
 R_AUTH, R_NEW_TYPE, R_DIAGNOSIS, R_DEESCALATE, R_DEADLINE, R_AUDIT = (
@@ -33,6 +36,15 @@ FETCH = {  # action -> (artifact type, parameter holding its key)
     "fetch_payment_processor_log": ("processor_log", "patient_id"),
 }
 LOG_LINES = 12
+_NESTED = (list, dict)  # parameters the action log leaves out
+FACT_TABLES = ("artifacts", "expected", "counter_refutations")  # the scenario's side
+
+
+def graded_tables(checks: list[Any]) -> frozenset[str]:
+    """The tables a task's checks name (a column of the same name only adds a table, never
+    drops one): what grading must find written."""
+    sql = " ".join(c.sql for c in checks)
+    return frozenset(t for t in TABLES if re.search(rf"\b{t}\b", sql))
 
 
 @dataclass
@@ -81,14 +93,18 @@ class ClarusEnv(EnvBase):
         self._db: Any = None
         self._rows: dict[str, list[tuple[Any, ...]]] = {}  # table -> rows not yet written
         self._stale: set[str] = set()  # tables holding the previous episode's rows
-        self._facts_written = True
+        self._facts: list[str] = []  # scenario tables not yet written this episode
+        self._fresh = False  # the episode has written nothing yet (the last one's rows stand)
         self._committed = False
         self._tools = sorted(self.task.cooldowns)
+        self._cooldowns = self.task.cooldowns
+        self._budget = self.task.api_call_budget
+        self._graded = graded_tables(self.task.checks)
 
     @property
     def db(self) -> Any:
         """The episode's SQLite connection, with every recorded row written."""
-        if self._rows or not self._facts_written:
+        if self._rows or self._facts or self._fresh:
             self._write()
         return self._db
 
@@ -103,27 +119,38 @@ class ClarusEnv(EnvBase):
         else:
             rows.append(row)
 
-    def _write(self) -> None:
+    def _write(self, only: frozenset[str] | None = None) -> None:
+        """Write the buffered rows — of the tables in ``only``, or all of them."""
         if self._db is None:
             self._db = new_episode_db()
         db = self._db
         if self._stale and not db.in_transaction:
             self._committed = True  # a reader of env.db committed rows: ROLLBACK won't drop them
-        if not self._facts_written:  # first write of an episode: drop the last one's rows
+        if self._fresh:  # first write of an episode: drop the last one's rows
             # every row of the last episode is in the one open transaction, over the
-            # template's empty tables: a single ROLLBACK empties them all
-            db.rollback()
+            # template's empty tables: a single ROLLBACK empties them all (run as SQL, a
+            # cached statement, where ``Connection.rollback`` prepares one each time)
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             if self._committed:
                 for table in sorted(self._stale):
                     db.execute(f"DELETE FROM {table}")
                 self._committed = False
-            self._stale = {"artifacts", "expected", "counter_refutations"}
-            load_scenario_facts(db, self.scenario)  # type: ignore[arg-type]
-            self._facts_written = True
-        for table, rows in self._rows.items():
-            insert_rows(db, table, rows)
-            self._stale.add(table)
-        self._rows = {}
+            self._stale = set()
+            self._fresh = False
+        stale = self._stale
+        if self._facts:
+            for table in [t for t in self._facts if only is None or t in only]:
+                insert_rows(db, table, fact_rows(self.scenario, table))  # type: ignore[arg-type]
+                self._facts.remove(table)
+                stale.add(table)
+        rows = self._rows
+        for table in [t for t in rows if only is None or t in only]:
+            pending = rows.pop(table)
+            if table == "steps":  # recorded with the parameters as given: encoded only here
+                pending = [(r[0], r[1], canonical(r[2]), *r[3:]) for r in pending]
+            insert_rows(db, table, pending)
+            stale.add(table)
 
     # -- episode lifecycle ----------------------------------------------------------------
     def reset(self, seed: int | None = None, *, scenario: dict[str, Any] | None = None
@@ -131,7 +158,8 @@ class ClarusEnv(EnvBase):
         """Start an episode for ``seed`` (None: a random seed of the env's split)."""
         scenario = self._begin(seed, scenario)
         self._rows = {}  # a fresh, empty episode database on the same connection, once read
-        self._facts_written = False
+        self._facts = list(FACT_TABLES)
+        self._fresh = True
         case = scenario["case"]
         self._case = case
         self._artifacts = {a["artifact_id"]: a for a in scenario["artifacts"]}
@@ -174,8 +202,8 @@ class ClarusEnv(EnvBase):
         if self._db is not None:
             self._db.close()
             self._db = None
-        self._rows, self._stale = {}, set()
-        self._facts_written = True  # nothing left to write: env.db is None until a reset
+        self._rows, self._stale, self._facts = {}, set(), []
+        self._fresh = False  # nothing left to write: env.db is None until a reset
 
     # -- stepping -------------------------------------------------------------------------
     def step(self, action: Any) -> StepResult:
@@ -217,19 +245,20 @@ class ClarusEnv(EnvBase):
                 reward: float, error: str | None) -> StepResult:
         self._steps += 1
         self._calls += 1
-        for tool in self._cooldown:
-            if self._cooldown[tool] > 0:
-                self._cooldown[tool] -= 1
-        if error is None and name in self.task.cooldowns:
-            self._cooldown[name] = self.task.cooldowns[name]
-        self._put("steps", (self._steps, name, canonical(params),
+        cooldown = self._cooldown
+        for tool, left in cooldown.items():
+            if left > 0:
+                cooldown[tool] = left - 1
+        if error is None and name in self._cooldowns:
+            cooldown[name] = self._cooldowns[name]
+        self._put("steps", (self._steps, name, params,  # JSON-encoded when written
                             int(error is None), error, reward, int(self._authenticated), 1))
-        shown = ", ".join(f"{k}={v / 100:.2f}" if k == "amount" else f"{k}={v}"
-                          for k, v in params.items() if not isinstance(v, list | dict))
+        shown = ", ".join([f"{k}={v / 100:.2f}" if k == "amount" else f"{k}={v}"
+                           for k, v in params.items() if not isinstance(v, _NESTED)])
         self._log.append(f"{self._steps}: {name}({shown[:80]}) "
                          f"{'error' if error else 'ok'} {reward:+.2f}")
         ending, self._ending = self._ending, None
-        if ending is None and self._calls >= self.task.api_call_budget:
+        if ending is None and self._calls >= self._budget:
             ending = "budget"
             result = {**(result or {}), "episode_ended": "API call budget exhausted"}
         if ending is not None:
@@ -244,7 +273,8 @@ class ClarusEnv(EnvBase):
         self._done = True
         self._put("state", ("ended_by", how))
         self._put("state", ("ended_step", str(self._steps)))
-        self._grade = grade(self.db, self.task.checks)
+        self._write(self._graded)  # the rest waits for a reader of env.db, if any
+        self._grade = grade(self._db, self.task.checks)
         self._score = self._grade["score"]
 
     def _distractors_read(self) -> int:
@@ -254,7 +284,7 @@ class ClarusEnv(EnvBase):
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"episode_id": self.episode_id,
-                                "api_calls_remaining": self.task.api_call_budget - self._calls}
+                                "api_calls_remaining": self._budget - self._calls}
         if self._grade is not None:
             info["grade"] = self._grade
         return info
@@ -262,18 +292,12 @@ class ClarusEnv(EnvBase):
     def _observation(self, name: str | None, result: dict[str, Any] | None,
                      error: str | None, reward: float) -> Observation:
         case = self._case
+        # positional, in field order: keyword matching was a visible share of a step
         return Observation(
-            task_name=self.task_name, step_number=self._steps, api_calls_used=self._calls,
-            api_call_budget=self.task.api_call_budget,
-            rate_limited_tools=list(self._tools),
-            cooldown_steps=dict(self._cooldown),
-            case_id=case["case_id"], patient_complaint=case["patient_complaint"],
-            patient_name=case["patient_name"],
-            patient_emotional_state=EMOTIONS[self._emotion],
-            last_action_type=name, last_action_result=result, last_action_error=error,
-            action_log_summary=self._log[-LOG_LINES:], step_reward=round(reward, 6),
-            done=self._done,
-        )
+            self.task_name, self._steps, self._calls, self._budget, list(self._tools),
+            dict(self._cooldown), case["case_id"], case["patient_complaint"],
+            case["patient_name"], EMOTIONS[self._emotion], name, result, error,
+            self._log[-LOG_LINES:], round(reward, 6), self._done)
 
     # -- shaping helpers ------------------------------------------------------------------
     def _pay_once(self, kind: str, amount: float) -> float:

@@ -116,11 +116,20 @@ def expected_rows(expected: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def fact_rows(scenario: dict[str, Any], table: str) -> list[tuple[Any, ...]]:
+    """The rows of one of the scenario's tables (artifacts, expected, counter_refutations)."""
+    if table == "artifacts":
+        return [(a["artifact_id"], a["type"], a.get("party", "reference"),
+                 int(a.get("distractor", False)), a.get("key"))
+                for a in (*scenario["artifacts"], *scenario.get("references", []))]
+    if table == "expected":
+        return expected_rows(scenario["expected"])
+    if table == "counter_refutations":
+        return [(c["counter_id"], a) for c in scenario.get("counters", [])
+                for a in c.get("refuted_by", [])]
+    raise KeyError(f"{table} is not a scenario table")
+
+
 def load_scenario_facts(db: sqlite3.Connection, scenario: dict[str, Any]) -> None:
-    insert_rows(db, "artifacts", [
-        (a["artifact_id"], a["type"], a.get("party", "reference"), int(a.get("distractor", False)),
-         a.get("key")) for a in (*scenario["artifacts"], *scenario.get("references", []))])
-    insert_rows(db, "expected", expected_rows(scenario["expected"]))
-    insert_rows(db, "counter_refutations", [(c["counter_id"], a)
-                                            for c in scenario.get("counters", [])
-                                            for a in c.get("refuted_by", [])])
+    for table in ("artifacts", "expected", "counter_refutations"):
+        insert_rows(db, table, fact_rows(scenario, table))

@@ -244,3 +244,57 @@ def test_database_read_mid_episode_shows_every_step_so_far(env: ClarusEnv) -> No
     env.reset(scenario=SCENARIO)
     assert env.db.execute("SELECT COUNT(*) FROM steps").fetchone()[0] == 0
     assert env.db.execute("SELECT COUNT(*) FROM artifacts").fetchone()[0] == 6
+
+
+def test_grading_writes_the_tables_its_checks_read_and_a_reader_gets_the_rest(
+        env: ClarusEnv) -> None:
+    """The toy checks read auth, diagnoses, expected and state: grading writes those (and the
+    grade sees them); every other table, the steps' JSON parameters too, is written the
+    moment anyone reads ``env.db``, exactly as recorded."""
+    from clarus_env.env import graded_tables
+
+    assert graded_tables(CHECKS) == {"auth", "diagnoses", "expected", "state"}
+    _play(env, SCENARIO)
+    assert env.state["done"] and env.state["score"] == pytest.approx((4 + 0.5) / 5)
+    assert "steps" in env._rows and "fetched" in env._rows  # not built for the grade
+    rows = _tables(env)
+    assert rows["steps"][1][:3] == (2, "fetch_claim_record", '{"claim_id": "C1"}')
+    assert [r[1] for r in rows["fetched"]] == ["CLM-1", "EOB-9", "EOB-9"]
+    assert len(rows["artifacts"]) == 6 and rows["counter_refutations"] == [("CTR-1", "PLOG-1")]
+
+
+def test_split_scenarios_decode_exactly_as_the_stdlib_decodes_them() -> None:
+    """Every dev and test scenario (what ``clarus eval`` and the benchmarks play): orjson's
+    value is json.loads' value, type for type (an int stays an int: the re-encoded texts are
+    equal)."""
+    import json
+
+    from clarus_env.scenario_store import SCENARIO_BUNDLES, _split_index, decode
+
+    paths = sorted(p for p in SCENARIO_BUNDLES.glob("*/*.arrow") if p.stem in ("dev", "test"))
+    assert len(paths) >= 8
+    for path in paths:
+        for seed, (text, fast) in _split_index(str(path)).items():
+            assert fast, (path, seed)  # no long digit runs in the committed splits
+            assert json.dumps(decode(text, fast)) == json.dumps(json.loads(text)), (path, seed)
+
+
+def test_texts_orjson_would_read_differently_go_to_the_stdlib(tmp_path) -> None:  # noqa: ANN001
+    import math
+
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    from clarus_env.scenario_store import _split_index, decode
+
+    texts = ['{"a": 1}', '{"a": 123456789012345678901234}', '{"a": NaN}',
+             '{"a": "\\ud800"}', '{"a": 1e400}']
+    path = tmp_path / "dev.arrow"
+    table = pa.table({"seed": list(range(5)), "scenario_json": texts})
+    with ipc.new_file(str(path), table.schema) as writer:
+        writer.write_table(table)
+    index = _split_index(str(path))
+    assert [index[i][1] for i in range(5)] == [True, False, True, True, True]
+    got = [decode(*index[i])["a"] for i in range(5)]
+    assert got[0] == 1 and got[1] == 123456789012345678901234 and isinstance(got[1], int)
+    assert math.isnan(got[2]) and got[3] == "\ud800" and got[4] == math.inf
