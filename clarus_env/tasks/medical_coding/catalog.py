@@ -94,10 +94,16 @@ class Catalog:
     procedures_by_id: dict[str, dict[str, Any]] = field(repr=False)
 
     def variants(self, condition: dict[str, Any]) -> list[dict[str, Any]]:
-        """The condition's variants; a plain condition has one implicit variant."""
-        return condition.get("variants") or [
-            {"id": "", "phrases": [""], "codes": condition["codes"]}
-        ]
+        """The condition's variants; a plain condition has one implicit variant (built once
+        per condition and its codes list: cases ask for it several times each)."""
+        got = condition.get("variants")
+        if got:
+            return got
+        got = _IMPLICIT.get(condition["id"])
+        if got is None or got[0]["codes"] is not condition["codes"]:
+            got = _IMPLICIT[condition["id"]] = [
+                {"id": "", "phrases": [""], "codes": condition["codes"]}]
+        return got
 
     def codes_for(
         self,
@@ -136,6 +142,9 @@ class Catalog:
                     for ch in chars:
                         out.setdefault(with_seventh(cause["stem"], ch or "A"), []).append(cid)
         return out
+
+
+_IMPLICIT: dict[str, list[dict[str, Any]]] = {}
 
 
 def _read(name: str) -> dict[str, Any]:

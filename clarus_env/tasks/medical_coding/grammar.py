@@ -34,6 +34,16 @@ def randint(rng: random.Random, lo: int, hi: int) -> int:
     """``rng.randint`` by one ``random()`` draw, inclusive of both ends."""
     return lo + int(rng.random() * (hi - lo + 1))
 
+
+def sample(rng: random.Random, seq: Any, k: int) -> list:
+    """``rng.sample`` by one ``random()`` draw per item (the pools are small: a pop from a
+    short list costs less than ``sample``'s set bookkeeping and ``getrandbits`` loop)."""
+    if k <= 0:
+        return []
+    pool = list(seq)
+    rand = rng.random
+    return [pool.pop(int(rand() * len(pool))) for _ in range(min(k, len(pool)))]
+
 # -- MDM data ------------------------------------------------------------------------------------
 # Tests sent out (not performed and billed in the office), so ordering them is an MDM data element
 # only: no CPT follows from these words. Every source, test, consultant and image belongs to a
@@ -144,11 +154,22 @@ SPECIALTY_BY_PREFIX = (
 )
 
 
+def _specialty_of(code: str) -> str | None:
+    got = _SPECIALTY_OF.get(code, "?")
+    if got == "?":
+        got = _SPECIALTY_OF[code] = next(
+            (s for pre, s in SPECIALTY_BY_PREFIX if code.startswith(pre)), None)
+    return got
+
+
+_SPECIALTY_OF: dict[str, str | None] = {}
+
+
 def specialties_for(codes: list[str]) -> list[str]:
     """The specialties (in code order, deduplicated) whose problems ``codes`` are."""
     out: list[str] = []
     for code in codes:
-        name = next((s for pre, s in SPECIALTY_BY_PREFIX if code.startswith(pre)), None)
+        name = _specialty_of(code)
         if name and name not in out:
             out.append(name)
     return out
@@ -162,7 +183,28 @@ def can_interpret(specialties: list[str], age: int) -> bool:
 
 
 def _pick(rng: random.Random, pool: tuple, n: int) -> list:
-    return rng.sample(pool, min(n, len(pool)))
+    return sample(rng, pool, n)
+
+
+_DATA_POOLS: dict[tuple[tuple[str, ...], bool], tuple[list, tuple, tuple]] = {}
+
+
+def _data_pools(specialties: tuple[str, ...], child: bool) -> tuple[list, tuple, tuple]:
+    """(specialties that see the patient, note sources, tests) for a visit, built once per
+    (specialties, child)."""
+    key = (specialties, child)
+    got = _DATA_POOLS.get(key)
+    if got is None:
+        specs = [SPECIALTIES[s] for s in specialties if s in SPECIALTIES
+                 and (SPECIALTIES[s].pediatric or not child)]
+        sources = tuple(PEDIATRIC_SOURCES if child else GENERAL_SOURCES) + tuple(
+            (f"pediatric {s.clinic}" if child else s.clinic) for s in specs)
+        labs: list[tuple[str, str]] = []
+        for lab in [t for s in specs for t in s.labs] + list(GENERAL_LABS):
+            if lab[0] not in (x[0] for x in labs):
+                labs.append(lab)
+        got = _DATA_POOLS[key] = (specs, sources, tuple(labs))
+    return got
 
 
 def data_sentences(rng: random.Random, d: Data, age: int, caregiver: str,
@@ -172,21 +214,14 @@ def data_sentences(rng: random.Random, d: Data, age: int, caregiver: str,
     hpi: list[str] = []
     plan: list[str] = []
     child = age < 13
-    specs = [SPECIALTIES[s] for s in specialties if s in SPECIALTIES
-             and (SPECIALTIES[s].pediatric or not child)]
-    sources = tuple(PEDIATRIC_SOURCES if child else GENERAL_SOURCES) + tuple(
-        (f"pediatric {s.clinic}" if child else s.clinic) for s in specs)
+    specs, sources, labs = _data_pools(tuple(specialties), child)
     for src in _pick(rng, sources, d.external_notes):
         hpi.append(pick(rng, (
             f"Records from {src} reviewed.",
             f"I reviewed the note from {src}.",
             f"Outside records ({src}) reviewed today.",
         )))
-    labs: list[tuple[str, str]] = []
-    for lab in [t for s in specs for t in s.labs] + list(GENERAL_LABS):
-        if lab[0] not in (x[0] for x in labs):
-            labs.append(lab)
-    tests = _pick(rng, tuple(labs), d.results_reviewed + d.tests_ordered)
+    tests = _pick(rng, labs, d.results_reviewed + d.tests_ordered)
     reviewed, ordered = tests[: d.results_reviewed], tests[d.results_reviewed:]
     if reviewed:
         names = [pick(rng, t) for t in reviewed]
@@ -338,7 +373,8 @@ def risk_sentence(rng: random.Random, risk: int, focus: Focus, age: int) -> str:
                               f"Activity as tolerated for {problem}; precautions reviewed."))
         return pick(rng, (
             f"Watchful waiting for {problem}; no medication needed.",
-            f"No treatment needed for {problem} at this time; observation discussed.",
+            f"Observation only for {problem}, discussed with the patient; treatment not needed "
+            "now.",
         ))
     if risk == 1:
         drug = _otc(rng, focus, age)
@@ -407,6 +443,9 @@ STATUS_WORDS = tuple(sorted({w for table in (STATUS, STATUS_NEW, STATUS_FOLLOW_U
                              for ws in table.values() for w in ws}, key=len, reverse=True))
 
 
+_STATUS_WORDS: dict[tuple[str, bool, bool, bool, bool], tuple[str, ...]] = {}
+
+
 def status_suffix(rng: random.Random, kind: str, *, new_today: bool = False,
                   follow_up: bool = False, treated: bool = False,
                   codes: tuple[str, ...] | list[str] = ()) -> str:
@@ -414,17 +453,22 @@ def status_suffix(rng: random.Random, kind: str, *, new_today: bool = False,
     the visit and the condition allow: "new" only for a problem that is new today, "improving"
     only at a follow-up, "on current regimen"/"despite treatment" only for a treated chronic
     condition, "at goal" only where a measured target exists."""
-    words = list(STATUS.get(kind, ()))
-    if not words:
+    if kind not in STATUS:
         return ""
-    if new_today:
-        words += STATUS_NEW.get(kind, ())
-    if follow_up:
-        words += STATUS_FOLLOW_UP.get(kind, ())
-    if treated:
-        words += STATUS_TREATED.get(kind, ())
-        if any(c.startswith(MEASURED) for c in codes):
+    measured = treated and any(c.startswith(MEASURED) for c in codes)
+    key = (kind, new_today, follow_up, treated, measured)
+    words = _STATUS_WORDS.get(key)
+    if words is None:
+        words = list(STATUS[kind])
+        if new_today:
+            words += STATUS_NEW.get(kind, ())
+        if follow_up:
+            words += STATUS_FOLLOW_UP.get(kind, ())
+        if treated:
+            words += STATUS_TREATED.get(kind, ())
+        if measured:
             words += STATUS_MEASURED.get(kind, ())
+        words = _STATUS_WORDS[key] = tuple(words)
     word = pick(rng, words)
     return pick(rng, (f", {word}", f" - {word}", f" ({word})"))
 
@@ -482,51 +526,65 @@ _SOCIAL = {
 }
 
 
+def _social_pool(age: int, sex: str) -> list[str]:
+    partner = "husband" if sex == "female" else "wife"
+    if age < 5:
+        return ["Lives with parents.", "Attends daycare.", "Lives with mother and siblings.",
+                "No smoke exposure at home.", "Immunizations up to date per parent.",
+                "Home with grandparents during the day."]
+    if age < 13:
+        grade = min(max(age - 5, 1), 7)
+        return [f"In grade {grade}.", "Lives with parents and a younger sibling.",
+                "Plays soccer after school.", "No smoke exposure at home.",
+                "Immunizations up to date per parent.", "Lives with mother."]
+    if age < 18:
+        return ["High school student.", "Lives with parents.", "Plays on the school team.",
+                "Denies tobacco, vaping or alcohol (interviewed alone).",
+                "Part-time job on weekends."]
+    if age < 65:
+        return [f"Lives with {partner}.", "Lives alone.", "Works as a teacher.",
+                "Works in construction.", "Office job.", "Drinks 2 cups of coffee a day.",
+                "Walks 30 min most days.", "Occasional social EtOH.", "Has a dog at home.",
+                "Never smoker.", "Works night shifts as a nurse.", "Lives with partner and kids."]
+    return [f"Lives with {partner}.", "Lives alone, independent in ADLs.", "Retired.",
+            "Retired accountant.", "Walks daily with a neighbour.",
+            "Drinks 1 glass of wine with dinner.", "Uses a cane outdoors.",
+            "Daughter lives nearby and helps with shopping."]
+
+
+_ALLERGIES = ("NKDA.", "No known drug allergies.", "Allergies: none known.", "NKA.")
+_TRAVEL = ("Denies recent travel.", "No recent travel.", "No travel in the past month.")
+_SLEEP_ADULT = tuple(f"Sleeps about {h} hours a night." for h in (6, 7, 8))
+_SLEEP_CHILD = ("Sleeps through the night.", "Sleeping well per parent.")
+_SOCIAL_POOLS: dict[tuple[int, str, frozenset[str]], tuple[tuple[str, str], ...]] = {}
+
+
 def social_history(rng: random.Random, age: int, sex: str, n: int,
                    avoid: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """Up to ``n`` social-history sentences that fit the patient's age and sex, say at most one
     thing about home, work, activity and drinking, and contradict no documented condition
     (``avoid``: alcohol, tobacco, active, walks, independent, physical)."""
-    partner = "husband" if sex == "female" else "wife"
-    if age < 5:
-        pool = ["Lives with parents.", "Attends daycare.", "Lives with mother and siblings.",
-                "No smoke exposure at home.", "Immunizations up to date per parent.",
-                "Home with grandparents during the day."]
-    elif age < 13:
-        grade = min(max(age - 5, 1), 7)
-        pool = [f"In grade {grade}.", "Lives with parents and a younger sibling.",
-                "Plays soccer after school.", "No smoke exposure at home.",
-                "Immunizations up to date per parent.", "Lives with mother."]
-    elif age < 18:
-        pool = ["High school student.", "Lives with parents.", "Plays on the school team.",
-                "Denies tobacco, vaping or alcohol (interviewed alone).",
-                "Part-time job on weekends."]
-    elif age < 65:
-        pool = [f"Lives with {partner}.", "Lives alone.", "Works as a teacher.",
-                "Works in construction.", "Office job.", "Drinks 2 cups of coffee a day.",
-                "Walks 30 min most days.", "Occasional social EtOH.", "Has a dog at home.",
-                "Never smoker.", "Works night shifts as a nurse.", "Lives with partner and kids."]
-    else:
-        pool = [f"Lives with {partner}.", "Lives alone, independent in ADLs.", "Retired.",
-                "Retired accountant.", "Walks daily with a neighbour.",
-                "Drinks 1 glass of wine with dinner.", "Uses a cane outdoors.",
-                "Daughter lives nearby and helps with shopping."]
-    common = [
-        pick(rng, ("NKDA.", "No known drug allergies.", "Allergies: none known.", "NKA.")),
-        pick(rng, ("Denies recent travel.", "No recent travel.", "No travel in the past month.")),
-        f"Sleeps about {pick(rng, (6, 7, 8))} hours a night." if age >= 13
-        else pick(rng, ("Sleeps through the night.", "Sleeping well per parent.")),
-    ]
-    pool = [x for x in pool + common if _SOCIAL.get(x, ("", ""))[1] not in avoid]
+    bucket = age if age < 18 else 18 if age < 65 else 65
+    key = (bucket, sex, frozenset(avoid))
+    pool = _SOCIAL_POOLS.get(key)
+    if pool is None:
+        pool = _SOCIAL_POOLS[key] = tuple(
+            (x, _SOCIAL.get(x, ("", ""))[0]) for x in _social_pool(age, sex)
+            if _SOCIAL.get(x, ("", ""))[1] not in avoid)
+    rand = rng.random
+    common = (
+        _ALLERGIES[int(rand() * 4)], _TRAVEL[int(rand() * 3)],
+        _SLEEP_ADULT[int(rand() * 3)] if age >= 13 else _SLEEP_CHILD[int(rand() * 2)],
+    )
+    cands = [*pool, (common[0], ""), (common[1], ""), (common[2], "")]
     out: list[str] = []
     groups: set[str] = set()
-    for x in rng.sample(pool, len(pool)):
-        if len(out) >= n:
-            break
-        group = _SOCIAL.get(x, ("", ""))[0]
-        if group and group in groups:
-            continue
-        groups.add(group)
+    while len(out) < n and cands:
+        x, group = cands.pop(int(rand() * len(cands)))
+        if group:
+            if group in groups:
+                continue
+            groups.add(group)
         out.append(x)
     return out
 
@@ -612,12 +670,17 @@ ADULT_ONLY = frozenset({"CN II-XII grossly intact."})
 CHILD_ONLY = frozenset({"Alert and interactive."})
 
 
-def normal_exam(rng: random.Random, age: int, blocked: set[str], n: int) -> list[str]:
+_EXAM_BY_AGE = {
+    child: tuple((system, tuple(t for t in texts
+                                if not ((t in ADULT_ONLY and child) or (t in CHILD_ONLY
+                                                                         and not child))))
+                 for system, texts in NORMAL_EXAM)
+    for child in (False, True)
+}
+
+
+def normal_exam(rng: random.Random, age: int, blocked: set[str] | frozenset[str],
+                n: int) -> list[str]:
     """``n`` normal findings from distinct systems not in ``blocked``, fitting the age."""
-    systems = [(system, texts) for system, texts in NORMAL_EXAM if system not in blocked]
-    out = []
-    for _, texts in rng.sample(systems, min(n, len(systems))):
-        fits = [t for t in texts
-                if not ((t in ADULT_ONLY and age < 13) or (t in CHILD_ONLY and age >= 13))]
-        out.append(pick(rng, fits))
-    return out
+    systems = [texts for system, texts in _EXAM_BY_AGE[age < 13] if system not in blocked]
+    return [pick(rng, texts) for texts in sample(rng, systems, n)]

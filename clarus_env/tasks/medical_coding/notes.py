@@ -159,6 +159,10 @@ class _Pools:
         self.solo = [c for c in conds if c.get("solo")]
         self.chronic = [c for c in conds if c["kind"] == "chronic" and not c.get("solo")]
         self.reason = [c for c in conds if c["kind"] in ("acute", "minor", "chronic")]
+        self.reason_not_minor = [c for c in self.reason
+                                 if c["kind"] != "minor" and c["problem"] != "minor"]
+        self.reason_problem_not_minor = [c for c in self.reason if c["problem"] != "minor"]
+        self.reason_acute = [c for c in self.reason if c["kind"] == "acute"]
         self.history = [c for c in conds if c["kind"] == "history"]
         self.history_like = self.history + [
             c for c in conds if c["kind"] == "status" and not c.get("requires_any")
@@ -187,10 +191,11 @@ class _Pools:
         self.chronic_12 = [c for c in self.chronic if c["age"][0] >= 12]
         # candidates that fit (age, sex), per pool list the pools own (stable ids)
         self._owned = {id(x) for x in (self.chronic, self.chronic_12, self.history_like,
-                                       self.screen, self.reason)}
+                                       self.screen, self.reason, self.reason_not_minor)}
         self._fitting: dict[tuple[int, int, str], list[dict[str, Any]]] = {}
         self._neg_words: dict[str, list[str]] = {}
         self._excl: dict[str, list[tuple[str, str]]] = {}
+        self._excl_pair: dict[tuple[str, str], bool] = {}
         self._t2: dict[str, tuple[list, list]] = {}
         self.synonyms: dict[str, list[str]] = {}
         self.phrases: dict[tuple[str, str], list[str]] = {}
@@ -234,6 +239,12 @@ class _Pools:
 
     def excludes1(self, a: str, b: str) -> bool:
         """An Excludes1 note at either code (or an ancestor) names the other."""
+        got = self._excl_pair.get((a, b))
+        if got is None:
+            got = self._excl_pair[(a, b)] = self._excludes1(a, b)
+        return got
+
+    def _excludes1(self, a: str, b: str) -> bool:
         if self.ref is None:
             return False
         known = tier2.load()["excludes1"]  # precomputed for every tier-2 and curated code
@@ -315,7 +326,7 @@ class _Item:
 
     __slots__ = (
         "cond", "variant", "seventh", "text", "codes", "side", "role", "status_text", "synonym",
-        "counted", "em_alt",
+        "counted", "em_alt", "problem", "_systems", "status_codes",
     )
 
     def __init__(
@@ -346,10 +357,16 @@ class _Item:
         self.status_text = ""
         self.counted = False  # a problem the E/M addresses: its status is written
         self.em_alt: tuple[str, str] | None = None  # (expected E/M, the other defensible one)
+        self.problem: str = variant.get("problem", cond["problem"])
+        self._systems: frozenset[str] | None = None
+        self.status_codes: list[str] = []  # its status item's codes (Z79.01 on an AF line)
 
     @property
-    def problem(self) -> str:
-        return self.variant.get("problem", self.cond["problem"])
+    def systems(self) -> frozenset[str]:
+        """The organ systems the item's codes involve (computed once)."""
+        if self._systems is None:
+            self._systems = _systems_of(tuple(self.codes), self.problem)
+        return self._systems
 
 
 def _render(rng: random.Random, template: str, variant: dict[str, Any],
@@ -390,8 +407,19 @@ def _proc_code(proc: dict[str, Any], item: _Item | None) -> str:
 
 
 def _compatible(items: list[_Item], cond: dict[str, Any]) -> bool:
-    groups = set(cond["groups"])
-    return not any(groups & set(i.cond["groups"]) for i in items)
+    groups = _groups(cond)
+    return all(groups.isdisjoint(_groups(i.cond)) for i in items)
+
+
+_GROUPS: dict[str, tuple[list[str], frozenset[str]]] = {}
+
+
+def _groups(cond: dict[str, Any]) -> frozenset[str]:
+    """A condition's clash groups as a set, built once per condition."""
+    got = _GROUPS.get(cond["id"])
+    if got is None or got[0] is not cond["groups"]:
+        got = _GROUPS[cond["id"]] = (cond["groups"], frozenset(cond["groups"]))
+    return got[1]
 
 
 def _add_coexisting(
@@ -431,6 +459,7 @@ def _add_status(pools: _Pools, rng: random.Random, items: list[_Item], age: int,
             it.role = "status"
             owner = next(i for i in items if i.cond["id"] in req)
             owner.status_text = it.text
+            owner.status_codes = it.codes
             items.append(it)
 
 
@@ -461,7 +490,7 @@ def _em(
     addressed = [i for i in items if i.problem in em.PROBLEM_KINDS]
     for i in addressed:
         i.counted = True
-    all_codes = tuple(c for i in items for c in i.codes)
+    all_codes = tuple(c for i in items for c in (*i.codes, *i.status_codes))
     if undiagnosed:
         focus = grammar.Focus("the presenting symptoms", "undiagnosed", all_codes, True, all_codes)
     elif addressed:
@@ -472,10 +501,9 @@ def _em(
     else:
         focus = grammar.Focus("today's problem", "minor", (), True, all_codes)
     risk = grammar.fit_risk(pick(rng, _RISK_CHOICES[p]), focus, age)
-    specialties = (grammar.specialties_for(list(focus.codes))
-                   or grammar.specialties_for(list(all_codes)))
+    specialties, interpret = _specialties(focus.codes, all_codes, age < 13)
     d_target = pick(rng, _DATA_CHOICES[p])
-    data = _draw_data(rng, d_target, age, grammar.can_interpret(specialties, age))
+    data = _draw_data(rng, d_target, age, interpret)
     level = em.em_level_from_mdm(em.mdm_level(p, em.data_level(data), risk))
     d_hpi, d_plan = grammar.data_sentences(rng, data, age, grammar.caregiver(rng, age),
                                            specialties)
@@ -504,6 +532,21 @@ _DATA_CHOICES = {0: (0, 0, 0, 1, 2), 1: (0, 0, 1, 1, 2, 3), 2: (0, 1, 1, 2, 2, 3
                  3: (1, 2, 3, 3)}
 
 
+_SPECIALTIES: dict[tuple, tuple[list[str], bool]] = {}
+
+
+def _specialties(focus: tuple[str, ...], codes: tuple[str, ...],
+                 child: bool) -> tuple[list[str], bool]:
+    """(the specialties data elements may name -- the focus problem's, else any addressed
+    problem's -- and whether one has a test to interpret), memoized per code tuples."""
+    key = (focus, codes, child)
+    got = _SPECIALTIES.get(key)
+    if got is None:
+        specs = grammar.specialties_for(list(focus)) or grammar.specialties_for(list(codes))
+        got = _SPECIALTIES[key] = (specs, grammar.can_interpret(specs, 5 if child else 40))
+    return got
+
+
 def _draw_data(rng: random.Random, target: int, age: int, interpret: bool = True) -> em.Data:
     """A set of data elements whose AMA category level is ``target``; ``interpret``: the
     problems' specialty has a test another physician performed (else a discussion stands in
@@ -521,7 +564,7 @@ def _draw_data(rng: random.Random, target: int, age: int, interpret: bool = True
     cat1 = pick(rng, (0, 1, 2, 3))
     split = [0, 0, 0]
     for _ in range(cat1):
-        split[rng.randrange(3)] += 1
+        split[int(rng.random() * 3)] += 1
     if target == 2:
         kind = pick(rng, ("cat1", "cat1", "interp", "discuss"))
         if kind == "interp" and not interpret:
@@ -530,7 +573,7 @@ def _draw_data(rng: random.Random, target: int, age: int, interpret: bool = True
             need = 3 - int(historian)
             split = [0, 0, 0]
             for _ in range(need):
-                split[rng.randrange(3)] += 1
+                split[int(rng.random() * 3)] += 1
             return em.Data(tests_ordered=split[0], results_reviewed=split[1],
                            external_notes=split[2], independent_historian=historian)
         # one category only: Cat 1 kept below three items
@@ -541,7 +584,7 @@ def _draw_data(rng: random.Random, target: int, age: int, interpret: bool = True
     need = 3 - int(historian)
     split = [0, 0, 0]
     for _ in range(need):
-        split[rng.randrange(3)] += 1
+        split[int(rng.random() * 3)] += 1
     both = rng.random() < 0.3
     interp = (both or rng.random() < 0.5) and interpret
     both = both and interpret
@@ -607,15 +650,25 @@ _NORMAL_FINDING = (
 _VITAL_FINDING = re.compile(r"\b(temperature|temp|BP|febrile)\b.*\d|\bfebrile\b", re.IGNORECASE)
 
 
-def _code_systems(code: str, problem: str) -> set[str]:
+def _code_systems(code: str, problem: str) -> frozenset[str]:
     """The organ systems a code involves, so the exam never calls them normal."""
     key = (code, problem)
-    if key not in _SYSTEMS_MEMO:
-        _SYSTEMS_MEMO[key] = frozenset(_code_systems_uncached(code, problem))
-    return set(_SYSTEMS_MEMO[key])
+    got = _SYSTEMS_MEMO.get(key)
+    if got is None:
+        got = _SYSTEMS_MEMO[key] = frozenset(_code_systems_uncached(code, problem))
+    return got
 
 
 _SYSTEMS_MEMO: dict[tuple[str, str], frozenset[str]] = {}
+_SYSTEMS_OF: dict[tuple[tuple[str, ...], str], frozenset[str]] = {}
+
+
+def _systems_of(codes: tuple[str, ...], problem: str) -> frozenset[str]:
+    key = (codes, problem)
+    got = _SYSTEMS_OF.get(key)
+    if got is None:
+        got = _SYSTEMS_OF[key] = frozenset().union(*(_code_systems(c, problem) for c in codes))
+    return got
 
 
 def _code_systems_uncached(code: str, problem: str) -> set[str]:
@@ -625,10 +678,31 @@ def _code_systems_uncached(code: str, problem: str) -> set[str]:
     return out
 
 
-def _systems(item: _Item) -> set[str]:
-    out: set[str] = set()
-    for code in item.codes:
-        out |= _code_systems(code, item.problem)
+_FINDING_KIND: dict[str, tuple[str | None, bool]] = {}
+
+
+def _finding_kind(finding: str) -> tuple[str | None, bool]:
+    """(the system a finding calls normal or None, whether it is a vital sign), per text."""
+    got = _FINDING_KIND.get(finding)
+    if got is None:
+        normal = next((sys for sys, pat in _NORMAL_FINDING if pat.search(finding)), None)
+        got = _FINDING_KIND[finding] = (normal, bool(_VITAL_FINDING.search(finding)))
+    return got
+
+
+_AVOID: dict[str, frozenset[str]] = {}
+
+
+def _social_avoid(codes: tuple[str, ...]) -> frozenset[str]:
+    """The social-history tags the documented codes rule out (memoized per code)."""
+    out: frozenset[str] = frozenset()
+    for c in codes:
+        got = _AVOID.get(c)
+        if got is None:
+            got = _AVOID[c] = frozenset(
+                tag for tag, pre in _SOCIAL_CONFLICTS if c.startswith(pre))
+        if got:
+            out = out | got
     return out
 
 
@@ -721,8 +795,7 @@ def _build_note(
     if negated and neg_in_hpi:
         hpi.append(pick(rng, ("Denies ", "No ", "Negative for "))
                    + _join_negated(rng, neg_words) + ".")
-    codes = [c for i in items for c in i.codes]
-    avoid = {tag for tag, pre in _SOCIAL_CONFLICTS if any(c.startswith(pre) for c in codes)}
+    avoid = _social_avoid(tuple(c for i in items for c in i.codes))
     extras = grammar.social_history(rng, age, sex, distractors, avoid)
     sections["hpi"] = " ".join(hpi)
     coexisting = [i for i in items if i.role in ("coexisting", "history")]
@@ -748,16 +821,17 @@ def _build_note(
         i.cond["id"] == "sx_elevated_bp" for i in items
     ) or "sx_elevated_bp" in hidden
     findings = []
-    blocked = {sys for i in items for sys in _systems(i)} | {
-        sys for c in positives for sys in _code_systems(c["codes"][0], c.get("problem", ""))}
+    blocked = frozenset().union(
+        *(i.systems for i in items),
+        *(_code_systems(c["codes"][0], c.get("problem", "")) for c in positives))
     for i in items:
-        if i.role in ("status",):
+        if i.role == "status":
             continue
         finding = pick(rng, i.cond["findings"]).rstrip(".")
-        normal = next((sys for sys, pat in _NORMAL_FINDING if pat.search(finding)), None)
-        if normal and normal in blocked - _systems(i):
+        normal, vital = _finding_kind(finding)
+        if normal and normal in blocked and normal not in i.systems:
             continue  # "lungs clear" for an old pneumonia, beside a COPD exacerbation
-        if _VITAL_FINDING.search(finding):
+        if vital:
             # a temperature or BP belongs in the vitals line, where it must agree with the rest
             febrile = febrile or "temp" in finding.lower() or "febrile" in finding.lower()
             continue
@@ -782,8 +856,8 @@ def _build_note(
         )
         lines.append(i.text + (f" ({i.status_text})" if i.status_text else "") + status)
     lines.extend(uncertain)
-    rng.shuffle(lines)
-    style = rng.randrange(3)
+    lines = grammar.sample(rng, lines, len(lines))
+    style = int(rng.random() * 3)
     if style == 0:
         sections["assessment"] = " ".join(f"{n}. {line}." for n, line in enumerate(lines, 1))
     elif style == 1:
@@ -818,7 +892,7 @@ def _negations(
         for s in pools.symptoms
         if s["id"] not in blocked and s["codes"][0] not in expected and s["id"] != "sx_elevated_bp"
     ]
-    chosen = rng.sample(cands, min(n, len(cands)))
+    chosen = grammar.sample(rng, cands, n)
     return [
         {
             "id": c["id"],
@@ -837,13 +911,7 @@ def _negation_words(pools: _Pools, c: dict[str, Any]) -> list[str]:
 
 
 def _dedupe(codes: list[str]) -> list[str]:
-    seen: set[str] = set()
-    out = []
-    for c in codes:
-        if c not in seen:
-            seen.add(c)
-            out.append(c)
-    return out
+    return list(dict.fromkeys(codes))
 
 
 # --------------------------------------------------------------------------------------------
@@ -1188,7 +1256,7 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
                 age,
                 sex,
                 1,
-                [c for c in pools.reason if c["kind"] != "minor" and c["problem"] != "minor"],
+                pools.reason_not_minor,
             )
         evaluated = list(items)
         if proc is not None:
@@ -1288,7 +1356,7 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             age,
             sex,
             1,
-            [c for c in pools.reason if c["problem"] != "minor" and c["id"] != cond["id"]],
+            [c for c in pools.reason_problem_not_minor if c["id"] != cond["id"]],
         )
         if len(items) == 1:
             _add_coexisting(pools, rng, items, age, sex, 1, pools.chronic)
@@ -1362,7 +1430,7 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
         rules.append(cond["rule"])
         cc = pick(rng, cond["complaints"])
     else:  # history vs current
-        cond = pick(rng, [c for c in pools.reason if c["kind"] == "acute"])
+        cond = pick(rng, pools.reason_acute)
         age, sex = _patient(rng, cond)
         main = _Item(pools, rng, cond)
         main.role = "primary"
@@ -1476,8 +1544,10 @@ def _finish(
     )
     if negated:
         rules_out.append("negated findings are not coded")
-    if any(p["id"] in {s for i in items for s in i.cond.get("integral", [])} for p in positives):
-        rules_out.append("symptom integral to dx not coded")
+    if positives:
+        integral = {s for i in items for s in i.cond.get("integral", ())}
+        if any(p["id"] in integral for p in positives):
+            rules_out.append("symptom integral to dx not coded")
     return {
         "patient_age": age,
         "patient_sex": sex,
@@ -1599,11 +1669,15 @@ def generate_case(
     return case
 
 
-def generate_episode(seed: int, ref: Any) -> dict[str, Any]:
-    """Three cases (easy, medium, hard) in a seeded random order, byte-identical in any process."""
-    rng = rng_for(TASK, seed)
-    order = list(DIFFICULTIES)
-    rng.shuffle(order)
+def generate_episode(seed: int, ref: Any, rng: random.Random | None = None) -> dict[str, Any]:
+    """Three cases (easy, medium, hard) in a seeded random order, byte-identical in any process.
+
+    ``rng``: the episode's stream when the caller already seeded it (``compile_scenario``'s
+    fresh ``rng_for(task, seed)`` is the same stream, so it is not seeded twice); default
+    ``rng_for(TASK, seed)``."""
+    if rng is None:
+        rng = rng_for(TASK, seed)
+    order = grammar.sample(rng, DIFFICULTIES, 3)
     split = split_of(seed, TASK) or "train"
     return {"seed": seed, "order": order,
             "cases": [generate_case(rng, ref, d, split) for d in order]}
@@ -1629,8 +1703,20 @@ _T2_FINDINGS = ("findings consistent with {p}", "exam supports {p}",
                 "documented findings of {p}", "objective findings c/w {p}")
 
 
+_T2_CONDITIONS: dict[tuple[str, int], dict[str, Any]] = {}
+
+
 def _t2_condition(entry: dict[str, Any], phrases: list[str]) -> dict[str, Any]:
-    """A catalog-shaped condition for one tier-2 code and its phrasings in this split."""
+    """A catalog-shaped condition for one tier-2 code and its phrasings in this split (built
+    once per process; read-only like the catalog's own conditions)."""
+    key = (entry["code"], id(phrases))
+    got = _T2_CONDITIONS.get(key)
+    if got is None or got["synonyms"] is not phrases:
+        got = _T2_CONDITIONS[key] = _t2_condition_uncached(entry, phrases)
+    return got
+
+
+def _t2_condition_uncached(entry: dict[str, Any], phrases: list[str]) -> dict[str, Any]:
     code = entry["code"]
     return {
         "id": f"t2:{code}",

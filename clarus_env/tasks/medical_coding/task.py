@@ -23,8 +23,9 @@ class CodingTask:
     n_checks: int = 3  # one per case: exact match
 
     def generate(self, seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
-        """The episode's cases; ``notes`` seeds its own stream from (task, seed)."""
-        episode = notes.generate_episode(seed, ref)
+        """The episode's cases, drawn from ``rng`` -- ``compile_scenario``'s fresh
+        ``rng_for(task, seed)``, the stream ``notes.generate_episode(seed, ref)`` seeds itself."""
+        episode = notes.generate_episode(seed, ref, rng)
         return {"order": episode["order"], "cases": episode["cases"]}
 
     def oracle(self, scenario: dict[str, Any]) -> list[dict[str, Any]]:

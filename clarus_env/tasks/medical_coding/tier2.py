@@ -202,7 +202,7 @@ def demographics(text: str) -> tuple[str, list[int]]:
 # a condition posing a threat to life or bodily function (AMA: high-complexity problem): an office
 # sees it the day it presents and sends the patient in
 _SEVERE = re.compile(
-    r"\b(infarction|embol(ism|us|ic)|hemorrhage|hemorrhagic|perforat\w*|gangrene|gangrenous|"
+    r"\b(\w*infarction|\w*embol(ism|us|ic)|hemorrhage|hemorrhagic|perforat\w*|gangrene|gangrenous|"
     r"necros\w*|necrotizing|sepsis|septic\w*|meningitis|encephalitis|meningoencephalitis|"
     r"encephalomyelitis|myelitis|cerebral (malaria|complications?)|torsion|detachment|"
     r"dissection|respiratory distress|respiratory failure|shock|coma|status epilepticus|"
