@@ -1032,16 +1032,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                         "patient_share": D(ln["billed"] - cs["plan_paid"] - line_wo[ln["line"]]
                                            if kind == "balance_billing" else cs["patient"])}
                        for ln, cs in zip(lines, stmt_shares, strict=True)]
-    rev = reposted["billed"] if reposted is not None else 0
-    stmt_adjust = adj_posted + rev
-    dup_charge = (dup_line["billed"] if dup_line is not None else 0) + rev
+    # the statement states the amount due after insurance (and, often, the patient share per
+    # line); the postings behind it — charges, insurance payments, write-offs, payments — are
+    # the ledger's, where an agent must read them
     statement = {
         "statement_date": C.iso(stmt_date),
         "due_date": C.iso(stmt_date + dt.timedelta(days=30)),
         "date_of_service": C.iso(dos),
-        "charges": D(total_billed + dup_charge),
-        "insurance_paid": D(plan_paid), "adjustments": D(stmt_adjust),
-        "patient_payments": D(checkin if copay_credited else 0),
         "balance_due": D(stmt_balance),
     }
     if share_items is not None:
