@@ -100,11 +100,15 @@ class ClarusEnv(EnvBase):
         self._cooldowns = self.task.cooldowns
         self._budget = self.task.api_call_budget
         self._graded = graded_tables(self.task.checks)
+        # no check reads a step's parameters: grading writes the steps without their JSON,
+        # which is filled in (``_params``) only for a reader of env.db
+        self._lazy_params = not any(re.search(r"\bparams\b", c.sql) for c in self.task.checks)
+        self._params: list[tuple[dict[str, Any], int]] = []  # (parameters, step) to encode
 
     @property
     def db(self) -> Any:
         """The episode's SQLite connection, with every recorded row written."""
-        if self._rows or self._facts or self._fresh:
+        if self._rows or self._facts or self._fresh or self._params:
             self._write()
         return self._db
 
@@ -148,9 +152,17 @@ class ClarusEnv(EnvBase):
         for table in [t for t in rows if only is None or t in only]:
             pending = rows.pop(table)
             if table == "steps":  # recorded with the parameters as given: encoded only here
-                pending = [(r[0], r[1], canonical(r[2]), *r[3:]) for r in pending]
+                if only is not None and self._lazy_params:
+                    self._params.extend((r[2], r[0]) for r in pending)
+                    pending = [(r[0], r[1], None, *r[3:]) for r in pending]
+                else:
+                    pending = [(r[0], r[1], canonical(r[2]), *r[3:]) for r in pending]
             insert_rows(db, table, pending)
             stale.add(table)
+        if self._params and only is None:
+            db.executemany("UPDATE steps SET params = ? WHERE step = ?",
+                           [(canonical(params), step) for params, step in self._params])
+            self._params = []
 
     # -- episode lifecycle ----------------------------------------------------------------
     def reset(self, seed: int | None = None, *, scenario: dict[str, Any] | None = None
@@ -159,6 +171,7 @@ class ClarusEnv(EnvBase):
         scenario = self._begin(seed, scenario)
         self._rows = {}  # a fresh, empty episode database on the same connection, once read
         self._facts = list(FACT_TABLES)
+        self._params = []
         self._fresh = True
         case = scenario["case"]
         self._case = case
@@ -202,7 +215,7 @@ class ClarusEnv(EnvBase):
         if self._db is not None:
             self._db.close()
             self._db = None
-        self._rows, self._stale, self._facts = {}, set(), []
+        self._rows, self._stale, self._facts, self._params = {}, set(), [], []
         self._fresh = False  # nothing left to write: env.db is None until a reset
 
     # -- stepping -------------------------------------------------------------------------

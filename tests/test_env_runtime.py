@@ -298,3 +298,31 @@ def test_texts_orjson_would_read_differently_go_to_the_stdlib(tmp_path) -> None:
     got = [decode(*index[i])["a"] for i in range(5)]
     assert got[0] == 1 and got[1] == 123456789012345678901234 and isinstance(got[1], int)
     assert math.isnan(got[2]) and got[3] == "\ud800" and got[4] == math.inf
+
+
+def test_steps_graded_without_their_json_get_it_before_anyone_reads_them(
+        monkeypatch) -> None:  # noqa: ANN001
+    """A check reads ``steps`` but none reads ``params``: grading writes the steps with the
+    JSON left out, and a reader of ``env.db`` finds every step's JSON in place — the rows a
+    task whose checks read ``params`` writes at grading."""
+    import dataclasses
+
+    steps_check = Check("stepped", "some step succeeded",
+                        "SELECT EXISTS(SELECT 1 FROM steps WHERE ok = 1), 'stepped'")
+    params_check = Check("params", "a step named its claim",
+                         "SELECT EXISTS(SELECT 1 FROM steps WHERE params LIKE '%C1%'), 'params'")
+    envs = []
+    for name, extra in (("toy_steps", steps_check), ("toy_params", params_check)):
+        monkeypatch.setitem(_LOADED, name, dataclasses.replace(TOY, name=name,
+                                                               checks=[*CHECKS, extra]))
+        monkeypatch.setattr("clarus_env.tasks.TASKS", (name,))
+        e = ClarusEnv.__new__(ClarusEnv)
+        ClarusEnv.__init__(e, name)
+        _play(e, copy.deepcopy(SCENARIO))
+        envs.append(e)
+    lazy, eager = envs
+    assert lazy._lazy_params and not eager._lazy_params
+    assert lazy.state["score"] == eager.state["score"] == pytest.approx((5 + 0.5) / 6)
+    assert "steps" not in lazy._rows and lazy._params  # written for the grade, JSON pending
+    assert _tables(lazy) == _tables(eager)
+    assert _tables(lazy)["steps"][1][2] == '{"claim_id": "C1"}' and not lazy._params
