@@ -16,8 +16,10 @@ Load mode (``--load``): N concurrent clients (``--clients 1,16,64,256``) each pl
 (a private ``redis-server`` on a free port), and the same load against openenv-core's echo env
 on its own ``create_app`` (an episode there is a reset and as many echo steps as ours has).
 Printed per row: episodes/s, steps/s, server CPU per request (the server processes' user+sys
-time over the run / requests), reset and step p50/p99 in ms, and ours/echo steps/s. The load
-generator is one asyncio loop in this process, on the same cores as the servers.
+time over the run / requests), the load generator's own CPU per request (it shares the cores:
+bigger replies cost it more), reset and step p50/p99 in ms, the 1-minute load average at the
+end of the row, and ours/echo steps/s. The load generator is one asyncio loop in this
+process, on the same cores as the servers.
 """
 
 from __future__ import annotations
@@ -388,9 +390,10 @@ def load_run(url: str, pid: int, transport: str, clients: int, episodes: int, ta
                                     seeds[i % 20:] + seeds[:i % 20], task, episodes, tally,
                                     echo) for i in range(clients)))
 
-    cpu0, t0 = _cpu_s(pid), time.perf_counter()
+    cpu0, t0, mine0 = _cpu_s(pid), time.perf_counter(), time.process_time()
     asyncio.run(everyone())
     wall, cpu = time.perf_counter() - t0, _cpu_s(pid) - cpu0
+    mine = time.process_time() - mine0
     requests = len(tally.reset) + len(tally.step)
 
     def q(xs: list[float], p: int) -> float:
@@ -398,7 +401,8 @@ def load_run(url: str, pid: int, transport: str, clients: int, episodes: int, ta
             else (xs[0] * 1e3 if xs else float("nan"))
 
     return {"episodes/s": tally.episodes / wall, "steps/s": len(tally.step) / wall,
-            "cpu_us": cpu / requests * 1e6, "reset50": q(tally.reset, 50),
+            "cpu_us": cpu / requests * 1e6, "client_us": mine / requests * 1e6,
+            "load": os.getloadavg()[0], "reset50": q(tally.reset, 50),
             "reset99": q(tally.reset, 99), "step50": q(tally.step, 50),
             "step99": q(tally.step, 99), "errors": tally.errors}
 
@@ -461,7 +465,8 @@ def load_main(args: argparse.Namespace) -> None:
     print(f"load: {args.episodes} {args.task} episodes per client; {os.cpu_count()} CPUs; "
           f"load average before {os.getloadavg()[0]:.2f}")
     print(f"{'server':<24}{'via':<5}{'N':>4} {'ep/s':>8} {'steps/s':>8} {'CPU µs/req':>10} "
-          f"{'reset p50':>9} {'p99':>8} {'step p50':>9} {'p99':>8} {'err':>4} {'vs echo':>8}")
+          f"{'client µs':>9} {'reset p50':>9} {'p99':>8} {'step p50':>9} {'p99':>8} {'err':>4} "
+          f"{'load':>5}")
     try:
         for name, cmd, echo in configs:
             port = free_port()
@@ -476,11 +481,11 @@ def load_main(args: argparse.Namespace) -> None:
                         r = load_run(url, proc.pid, transport, n, args.episodes, args.task,
                                      echo)
                         results[(name, transport, n)] = r
-                        ref = results.get(("openenv echo", transport, n))
                         print(f"{name:<24}{transport:<5}{n:>4} {r['episodes/s']:>8.1f} "
-                              f"{r['steps/s']:>8.0f} {r['cpu_us']:>10.0f} {r['reset50']:>9.2f} "
-                              f"{r['reset99']:>8.2f} {r['step50']:>9.2f} {r['step99']:>8.2f} "
-                              f"{r['errors']:>4.0f} {'':>8}", flush=True)
+                              f"{r['steps/s']:>8.0f} {r['cpu_us']:>10.0f} {r['client_us']:>9.0f} "
+                              f"{r['reset50']:>9.2f} {r['reset99']:>8.2f} {r['step50']:>9.2f} "
+                              f"{r['step99']:>8.2f} {r['errors']:>4.0f} {r['load']:>5.2f}",
+                              flush=True)
             finally:
                 stop(proc)
         print("\nours / echo steps/s (same transport, same N):")

@@ -238,6 +238,7 @@ class Connection:
         self.sessions = sessions
         self.client = client
         self.ctx: dict[str, Any] = {"sessions": sessions, "client": client}
+        self._by_type = self._handlers()  # built once, not per message
 
     @property
     def episode_id(self) -> str | None:
@@ -260,10 +261,10 @@ class Connection:
             return error_reply(VALIDATION_ERROR, "Invalid message: expected a JSON object "
                                                  'with a "type" field')
         kind = message.get("type", "")
-        handler = self._handlers().get(kind) if isinstance(kind, str) else None
+        handler = self._by_type.get(kind) if isinstance(kind, str) else None
         if handler is None:
             return error_reply(UNKNOWN_TYPE, f"Unknown message type: {_short(kind)}; "
-                               f"expected one of {', '.join(self._handlers())}")
+                               f"expected one of {', '.join(self._by_type)}")
         try:
             return await handler(message)
         except ValidationError as exc:
