@@ -39,9 +39,10 @@ def score(passed: int, total: int) -> float:
 
 def grade(db: sqlite3.Connection, checks: list[Check]) -> dict[str, Any]:
     rows = []
+    cursor = db.cursor()  # one for every check: ``Connection.execute`` makes one per query
     for c in checks:
         try:
-            row = db.execute(c.sql).fetchone()
+            row = cursor.execute(c.sql).fetchone()
         except sqlite3.Error as exc:  # a broken check is a bug, but never a crash mid-episode
             row = (0, f"check query failed: {exc}")
         ok = bool(row and row[0])
