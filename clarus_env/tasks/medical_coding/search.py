@@ -20,24 +20,40 @@ How a coder finds a code, and so how this ranks:
   more is said the unspecified code wins ("pneumonia" -> J18.9), and a stated detail (side,
   organism, acuity) moves the code that has it to the top.
 
-The index is built lazily once per process and bundle (one pass over the bundle's tables into
-an in-memory SQLite database; ``benchmarks/search.py`` reports its cost and the per-query
-latency) and is read-only afterwards, so concurrent sessions share it safely.
+The index is built once per bundle and search code, not once per process: the first process
+builds it (one pass over the bundle's tables, a few seconds) and writes it as one SQLite file --
+the FTS5 table, every document and the IDF table -- to a content-addressed cache next to the
+bundle (``<bundles>/.search-cache/<kind>-<key>.sqlite``, the key a SHA-256 of the bundle's
+``manifest.json``, which holds every table's SHA-256, and of this module's and
+:mod:`.search_terms`'s source; ``$CLARUS_SEARCH_CACHE`` names another directory). The file is
+written to a temporary name and renamed into place, so a reader never sees half of it; every
+later process opens it read-only and loads a document only when a query ranks it, so its first
+answer takes tens of milliseconds. A missing, stale or unreadable cache file is rebuilt; where no
+cache directory is writable the index lives in memory as before. ``benchmarks/search.py``
+reports the per-query latency (and, as its "build" figure, the cache open once a cache
+exists). The index is read-only once open, so concurrent sessions share it safely.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
+import logging
+import marshal
 import math
+import os
 import re
 import sqlite3
+import tempfile
 import threading
 from bisect import bisect_left
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .search_terms import CPT_ABBREVIATIONS, CPT_LAY, CPT_QUERY_TERMS, LAY_TERMS
 
+log = logging.getLogger(__name__)
 TOKEN = re.compile(r"[a-z0-9]+")
 # words that carry no meaning for matching (kept short: "other", "with", "without" DO matter)
 STOP = frozenset(("a", "an", "and", "are", "as", "at", "by", "for", "from", "in", "into", "is",
@@ -195,9 +211,18 @@ class _Doc:
 class _Index:
     """FTS5 over the docs for candidates; phrase-level re-ranking in Python."""
 
-    def __init__(self, docs: list[_Doc]) -> None:
+    def __init__(self, docs: list[_Doc] | _CachedDocs, db: sqlite3.Connection | None = None,
+                 idf: dict[str, float] | None = None, vocab: list[str] | None = None) -> None:
+        """Build over ``docs`` into ``db`` (a new in-memory database by default), or -- with
+        ``idf`` and ``vocab`` -- wrap a cached database that already holds them."""
         self.docs = docs
-        self.db = sqlite3.connect(":memory:", check_same_thread=False)
+        self.lock = threading.Lock()  # one sqlite connection, many event-loop callers
+        self.answers: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        self.db = db if db is not None else sqlite3.connect(":memory:", check_same_thread=False)
+        if idf is not None and vocab is not None:
+            self.idf, self.vocab = idf, vocab
+            self.max_idf = math.log(1 + max(1, len(docs)))
+            return
         self.db.execute("CREATE VIRTUAL TABLE d USING fts5(title, body, tokenize='unicode61')")
         self.db.executemany("INSERT INTO d(rowid, title, body) VALUES (?, ?, ?)",
                             ((i, " ".join(sorted(d.title.words)), " ".join(sorted(
@@ -212,8 +237,6 @@ class _Index:
         self.idf = {t: math.log(1 + n / c) for t, c in df.items()}
         self.max_idf = math.log(1 + n)
         self.vocab = sorted(df)
-        self.lock = threading.Lock()  # one sqlite connection, many event-loop callers
-        self.answers: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
 
     def candidates(self, groups: list[Group]) -> list[int]:
         """bm25 over the docs (title words weigh 4x) that hold every group (any alternative,
@@ -567,15 +590,154 @@ def _index(ref: Any, kind: str) -> _Index:
         with _LOCK:
             idx = _INDEXES.get(key)
             if idx is None:
-                idx = _Index(_icd_docs(ref) if kind == "icd" else _cpt_docs(ref))
+                idx = _open_or_build(ref, kind)
                 _INDEXES[key] = idx
     return idx
 
 
 def warm(ref: Any) -> None:
-    """Build both indexes now (a server calls this at startup, off the request path)."""
+    """Open (or build and cache) both indexes now (a server calls this at startup, off the
+    request path)."""
     _index(ref, "icd")
     _index(ref, "cpt")
+
+
+# -- the on-disk cache ---------------------------------------------------------------------------
+
+CACHE_FORMAT = 1
+_SOURCES = ("search.py", "search_terms.py")
+
+
+def cache_key(ref: Any, kind: str) -> str:
+    """SHA-256 of what the index is a function of: the bundle (its ``manifest.json`` holds
+    every table's SHA-256), the search code and the cache format."""
+    h = hashlib.sha256(f"clarus-search:{CACHE_FORMAT}:{kind}\n".encode())
+    h.update((Path(ref.path) / "manifest.json").read_bytes())
+    here = Path(__file__).resolve().parent
+    for name in _SOURCES:
+        h.update((here / name).read_bytes())
+    return h.hexdigest()
+
+
+def cache_dir(ref: Any) -> Path:
+    """``$CLARUS_SEARCH_CACHE``, else ``.search-cache`` beside the bundle's release directory
+    (outside the release itself, which stays immutable)."""
+    env = os.environ.get("CLARUS_SEARCH_CACHE")
+    return Path(env) if env else Path(ref.path).parent / ".search-cache"
+
+
+def cache_path(ref: Any, kind: str) -> Path:
+    return cache_dir(ref) / f"{kind}-{cache_key(ref, kind)[:32]}.sqlite"
+
+
+def _open_or_build(ref: Any, kind: str) -> _Index:
+    """The cached index when its file is present and whole; else built now, and cached for
+    the next process when a cache directory is writable."""
+    path = cache_path(ref, kind)
+    key = cache_key(ref, kind)
+    if path.is_file():
+        try:
+            return _open_cached(path, key)
+        except (sqlite3.Error, ValueError, EOFError, TypeError, KeyError, IndexError) as e:
+            log.warning("search cache %s is unreadable (%s); rebuilding it", path, e)
+    docs = _icd_docs(ref) if kind == "icd" else _cpt_docs(ref)
+    try:
+        return _build_cached(docs, path, key)
+    except OSError as e:  # a read-only checkout or volume: keep the index in memory
+        log.warning("search cache %s not written (%s); index kept in memory", path, e)
+        return _Index(docs)
+
+
+def _open_cached(path: Path, key: str) -> _Index:
+    db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True,
+                         check_same_thread=False)
+    try:
+        meta = dict(db.execute("SELECT k, v FROM meta").fetchall())
+        if meta.get("key") != key.encode() or meta.get("complete") != b"1":
+            raise ValueError("cache key or completeness mark does not match")
+        n = int(meta["docs"])
+        idf, vocab = marshal.loads(meta["idf"]), marshal.loads(meta["vocab"])
+        if not isinstance(idf, dict) or not isinstance(vocab, list):
+            raise ValueError("idf/vocab blobs have the wrong type")
+        (fts_rows,) = db.execute("SELECT count(*) FROM d").fetchone()
+        if fts_rows != n:
+            raise ValueError(f"{fts_rows} FTS rows for {n} documents")
+    except BaseException:
+        db.close()
+        raise
+    lock = threading.Lock()
+    idx = _Index(_CachedDocs(db, n, lock), db, idf, vocab)
+    idx.lock = lock  # documents and FTS share the one connection and its lock
+    return idx
+
+
+def _build_cached(docs: list[_Doc], path: Path, key: str) -> _Index:
+    """Build the index into a temporary file beside ``path``, then rename it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        db = sqlite3.connect(tmp, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("PRAGMA synchronous=OFF")
+        idx = _Index(docs, db)
+        db.execute("CREATE TABLE doc(id INTEGER PRIMARY KEY, v BLOB NOT NULL)")
+        db.executemany("INSERT INTO doc(id, v) VALUES (?, ?)",
+                       ((i, _dump_doc(d)) for i, d in enumerate(docs)))
+        db.execute("CREATE TABLE meta(k TEXT PRIMARY KEY, v BLOB NOT NULL)")
+        db.executemany("INSERT INTO meta(k, v) VALUES (?, ?)", [
+            ("key", key.encode()), ("docs", str(len(docs)).encode()),
+            ("idf", marshal.dumps(idx.idf)), ("vocab", marshal.dumps(idx.vocab)),
+            ("complete", b"1")])
+        db.commit()
+        db.close()
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide it from other users' processes
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    # this process keeps its documents in memory; the FTS rows are read from the file
+    idx.db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True,
+                             check_same_thread=False)
+    return idx
+
+
+def _dump_phrase(p: _Phrase) -> tuple:
+    return (p.weight, p.words, p.essential, p.loose, p.lead, p.nos, p.text)
+
+
+def _dump_doc(d: _Doc) -> bytes:
+    """A document as core types only (``marshal``: no code runs when it is read back)."""
+    return marshal.dumps((d.code, d.description, d.title_extra,
+                          [_dump_phrase(p) for p in d.phrases], d.words, d.seventh, d.extra))
+
+
+def _load_doc(blob: bytes) -> _Doc:
+    code, description, title_extra, phrases, words, seventh, extra = marshal.loads(blob)
+    ps = [_Phrase(*p) for p in phrases]
+    return _Doc(code, description, ps[0], title_extra, ps, words, seventh, extra)
+
+
+class _CachedDocs:
+    """The documents of a cached index, read from its file the first time a query ranks
+    them (a query touches ~100 of ~45,000)."""
+
+    def __init__(self, db: sqlite3.Connection, n: int, lock: threading.Lock) -> None:
+        self.db, self.n, self.lock = db, n, lock
+        self.loaded: dict[int, _Doc] = {}
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> _Doc:
+        d = self.loaded.get(i)
+        if d is None:
+            with self.lock:
+                row = self.db.execute("SELECT v FROM doc WHERE id = ?", (i,)).fetchone()
+            if row is None:
+                raise IndexError(f"search cache has no document {i}")
+            d = self.loaded.setdefault(i, _load_doc(row[0]))
+        return d
 
 
 def search_icd10(ref: Any, query: str, limit: int = 10) -> list[dict[str, Any]]:
