@@ -309,15 +309,15 @@ def test_trap_does_not_reward_the_wrong_conclusion(dev: list[dict[str, Any]],
 @pytest.mark.parametrize("split", ["dev", "test"])
 def test_outcome_balance(dev: list[dict[str, Any]], test_split: list[dict[str, Any]],
                          split: str) -> None:
-    """No outcome field above 50% modal; every finding a real share (no active edit, which
-    the lookup alone decides, is kept at 8%); every branch present; every split has the
-    designed branch shares exactly."""
+    """No outcome field above 50% modal; every finding present (no active edit, which the
+    lookup alone decides, is kept at 4%: an edit-only agent beats the modal class by its
+    share); every branch present; every split has the designed branch shares exactly."""
     scenarios = dev if split == "dev" else test_split
     for field in OUTCOME_FIELDS:
         counts = collections.Counter(s["expected"][field] for s in scenarios)
         assert counts.most_common(1)[0][1] / len(scenarios) <= 0.50, (field, counts)
     findings = collections.Counter(s["expected"]["finding"] for s in scenarios)
-    assert set(findings) == set(gen.FINDINGS) and min(findings.values()) >= 0.08 * len(
+    assert set(findings) == set(gen.FINDINGS) and min(findings.values()) >= 0.035 * len(
         scenarios), findings
     assert set(collections.Counter(s["variant"]["branch"] for s in scenarios)) == set(
         gen.BRANCHES)
@@ -328,7 +328,7 @@ def test_outcome_balance(dev: list[dict[str, Any]], test_split: list[dict[str, A
             assert abs(got[branch] - per_mille * len(split_seeds) / 1000) <= 1, (name, got)
     # the edit decides d and a0 alone; the four indicator-1 cells are equal
     cells = collections.Counter(s["variant"]["branch"] for s in scenarios)
-    assert cells["d"] + cells["a0"] <= 0.13 * len(scenarios)
+    assert cells["d"] + cells["a0"] <= 0.08 * len(scenarios)
     assert max(cells[b] for b in ("b", "c", "a1m", "a1n")) - min(
         cells[b] for b in ("b", "c", "a1m", "a1n")) <= 1
 
@@ -928,7 +928,7 @@ def test_domain_fixes(dev: list[dict[str, Any]], test_split: list[dict[str, Any]
                 assert r1 == r2
                 if v["distinct_documented"]:
                     assert de <= ps or pe <= ds
-                else:
-                    assert ps <= ds and de <= pe
+                else:  # the shorter service wholly inside the longer one's minutes
+                    assert (ps <= ds and de <= pe) or (ds <= ps and pe <= de)
             if v["branch"] == "d":
                 assert v["distinct_documented"]

@@ -87,11 +87,12 @@ OUTCOME = {  # branch -> (finding, responsible_party, resolution_type, appeal_re
     "c": ("missing_modifier", "provider", "corrected_claim_request", "missing_modifier"),
     "d": ("no_active_edit", "insurer", "appeal", "no_active_edit"),
 }
-# branch shares, in per mille. The edit alone decides d and a0, so they are kept small (an
-# agent that reads only the NCCI lookup and the claim's modifiers beats the modal class by
-# d's share); the four indicator-1 cells (modifier on the claim yes/no x distinct service
-# documented yes/no) are equal, so inside indicator 1 only the notes decide
-SHARES = (("b", 220), ("a1m", 220), ("c", 220), ("a1n", 220), ("d", 80), ("a0", 40))
+# branch shares, in per mille. The edit alone decides d and a0, so they are kept small: an
+# agent that reads only the NCCI lookup and the claim's modifiers beats the modal class
+# (legitimate denial) by exactly d's share, in every outcome field and in the pass rate. The
+# four indicator-1 cells (modifier on the claim yes/no x distinct service documented yes/no)
+# are equal, so inside indicator 1 only the notes decide
+SHARES = (("b", 233), ("a1m", 232), ("c", 233), ("a1n", 232), ("d", 40), ("a0", 30))
 STATUS = {"a0": "0", "b": "1", "a1m": "1", "c": "1", "a1n": "1", "d": "none"}
 DENIALS = (("97", "M15"), ("97", "N19"), ("97", "N20"), ("236", "N20"), ("236", "M15"))
 MARKUPS = (150, 175, 200, 225, 250, 300)  # chargemaster as % of the MPFS fee
@@ -386,14 +387,16 @@ def _family_pairs(ref: Any) -> dict[str, list[tuple[str, str]]]:
 
 
 def _contested(fam: str, c1: str, c2: str, status: str) -> bool:
-    """An indicator-1 therapy edit the notes could not tell both ways: no same-site story
-    (``catalog.CONTESTED_THERAPY``), or, for a service distinct only at another site, fewer
-    than two sites both codes allow (the sites named would tell the story by themselves)."""
+    """An indicator-1 therapy edit kept out: no same-site story
+    (``catalog.CONTESTED_THERAPY``), or a service distinct only at another body site
+    (``catalog.SITE_DECIDED``), whose notes would be decided by whether two site names agree —
+    a relation that takes a handful of values, which a bag of words learns as a conjunction —
+    where every other therapy pair is decided by the clock. (Such codes still occur without
+    an edit or with indicator 0, where the lookup decides.)"""
     if fam != "therapy" or status != "1":
         return False
-    if frozenset((c1, c2)) in cat.CONTESTED_THERAPY:
-        return True
-    return bool({c1, c2} & set(cat.SITE_DECIDED)) and len(_shared_sites(c1, c2)) < 2
+    return (frozenset((c1, c2)) in cat.CONTESTED_THERAPY
+            or bool({c1, c2} & set(cat.SITE_DECIDED)))
 
 
 def _build_pools(ref: Any) -> dict[str, dict[str, dict[str, list[tuple[str, str]]]]]:
@@ -894,7 +897,7 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             rng.shuffle(muscles)
             sites[second] = ", ".join(sorted(muscles[:meas[second].get("n", 1)]))
         elif distinct and (p[first].kind == "skin" and kind2 in ("skin", "wound")
-                           and second not in MULTI_LESION and rng.random() < 0.6):
+                           and second not in MULTI_LESION and rng.random() < 0.9):
             # a separate lesion (or laceration) at the same named site: distinct all the
             # same (NCCI: a separate lesion supports XS/59); only the two notes' distances
             # from the site's landmark say so
@@ -982,19 +985,22 @@ def _clock(minutes: int) -> str:
 def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Random
                    ) -> dict[str, Any]:
     """Two therapy services in one session. Distinct: separate, non-overlapping time
-    intervals. Not distinct: the denied service was done inside the paid one's time."""
+    intervals. Not distinct: the shorter service was done inside the longer one's time."""
     m1, m2 = cat.THERAPY[paid][2], cat.THERAPY[denied][2]
-    # the session's first minute, drawn alike in every story: the clock never says by itself
-    # whether the two services overlapped
-    start = 8 * 60 + 5 * rng.randrange(20)
+    # the session's first minute, drawn alike in every story and over the whole working day,
+    # so that no clock time and no duration says by itself whether the two services overlapped
+    start = 7 * 60 + 5 * rng.randrange(132)
     t1 = start
     if paid in cat.SITE_DECIDED or denied in cat.SITE_DECIDED:
-        # distinct only at another body site: one after the other in either story, on two
-        # sites both codes allow when distinct, on one of them when not (so the site names
-        # come from one pool in both stories; only whether they agree decides)
+        # (no active edit or indicator 0 only, see ``_contested``) distinct only at another
+        # body site: one after the other in either story, on two sites both codes allow when
+        # distinct, on one of them when not
         shared = _shared_sites(paid, denied)
         n1 = rng.choice(shared)
-        n2 = rng.choice([r for r in shared if r != n1]) if distinct else n1
+        n2 = rng.choice([r for r in shared if r != n1]) if distinct and len(shared) > 1 else n1
+        if distinct and n2 == n1:  # no second shared site: each code at a site it allows
+            n2 = rng.choice([r for r in cat.SITE_DECIDED.get(denied, tuple(SITE_REGIONS))
+                             if r != n1])
         r1, r2 = (n1, SITE_REGIONS[n1]), (n2, SITE_REGIONS[n2])
         gap = 5 * rng.randrange(3)
         if rng.random() < 0.5:
@@ -1014,16 +1020,18 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
             t2 = t1 + m1 + gap
         else:
             t2, t1 = start, start + m2 + gap
-    else:  # wholly inside the paid service's minutes: not one minute of its own
-        m2 = min(m2, m1)
+    elif m2 <= m1:  # the shorter wholly inside the longer's minutes: not one minute of its own
         t2 = t1 + 5 * rng.randrange((m1 - m2) // 5 + 1)
+    else:
+        t2, t1 = start, start + 5 * rng.randrange((m2 - m1) // 5 + 1)
     return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng, ("59", "XU"))
 
 
 def _shared_sites(a: str, b: str) -> list[str]:
-    """The body sites both therapy codes can be done at (``catalog.SITE_DECIDED``)."""
+    """The body sites both therapy codes can be done at (``catalog.SITE_DECIDED``), or the
+    first code's sites when they share none."""
     allowed = {c: cat.SITE_DECIDED.get(c, tuple(SITE_REGIONS)) for c in (a, b)}
-    return [r for r in allowed[a] if r in allowed[b]]
+    return [r for r in allowed[a] if r in allowed[b]] or list(allowed[a])
 
 
 def _therapy_notes(paid: str, denied: str, one: tuple[int, int, tuple[str, str]],
@@ -1158,8 +1166,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # line order as the provider billed it (an office visit first when there is one)
     n_paid, n_denied = (1, 2) if rng.random() < 0.5 else (2, 1)
     if "assessed_today" in story:  # the visit's other problem: assessed today or before
+        # (a prior visit within six weeks: never in the previous year, whose number alone
+        # would tell a carried-forward entry)
         when = dos if story["assessed_today"] else dos - dt.timedelta(days=rng.randrange(
-            14, 180))
+            7, 43))
         stamp = rng.choice(ASSESSED).format(date=f"{when:%m/%d/%Y}")
         story["notes"] = {c: t.replace(ASSESSED_SLOT, stamp) for c, t in story["notes"].items()}
     # the claim lists the patient's other conditions too (3 or 4 diagnoses in all), so the
