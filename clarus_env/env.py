@@ -47,6 +47,19 @@ def graded_tables(checks: list[Any]) -> frozenset[str]:
     return frozenset(t for t in TABLES if re.search(rf"\b{t}\b", sql))
 
 
+# ``check_sql.exp(key)``: a scalar subquery that reads exactly one expected row
+_EXP = re.compile(r"\(SELECT value FROM expected WHERE key='([^']*)'\)")
+
+
+def graded_expected_keys(checks: list[Any]) -> frozenset[str] | None:
+    """The expected keys a task's checks read, when every read is ``check_sql.exp(key)`` for
+    a literal key; None (every key) when any check reads the table another way."""
+    sql = " ".join(c.sql for c in checks)
+    if re.search(r"\bexpected\b", _EXP.sub("", sql)):
+        return None
+    return frozenset(_EXP.findall(sql))
+
+
 @dataclass
 class Observation:
     """What the agent sees after each step (the seed's fields, plus the task name)."""
@@ -104,6 +117,10 @@ class ClarusEnv(EnvBase):
         # which is filled in (``_params``) only for a reader of env.db
         self._lazy_params = not any(re.search(r"\bparams\b", c.sql) for c in self.task.checks)
         self._params: list[tuple[dict[str, Any], int]] = []  # (parameters, step) to encode
+        # likewise the expected rows no check reads: written, in key order with the others,
+        # for a reader of env.db (``_expected_partial``: only the graded ones are in)
+        self._expected_keys = graded_expected_keys(self.task.checks)
+        self._expected_partial = False
 
     @property
     def db(self) -> Any:
@@ -145,8 +162,19 @@ class ClarusEnv(EnvBase):
         stale = self._stale
         if self._facts:
             for table in [t for t in self._facts if only is None or t in only]:
-                insert_rows(db, table, fact_rows(self.scenario, table))  # type: ignore[arg-type]
-                self._facts.remove(table)
+                keys = None
+                if table == "expected":
+                    if only is not None and self._expected_keys is not None:
+                        if self._expected_partial:
+                            continue
+                        keys = self._expected_keys
+                        self._expected_partial = True
+                    elif self._expected_partial:  # rewritten whole, in key order
+                        db.execute("DELETE FROM expected")
+                        self._expected_partial = False
+                insert_rows(db, table, fact_rows(self.scenario, table, keys))  # type: ignore[arg-type]
+                if keys is None:
+                    self._facts.remove(table)
                 stale.add(table)
         rows = self._rows
         for table in [t for t in rows if only is None or t in only]:
@@ -172,6 +200,7 @@ class ClarusEnv(EnvBase):
         self._rows = {}  # a fresh, empty episode database on the same connection, once read
         self._facts = list(FACT_TABLES)
         self._params = []
+        self._expected_partial = False
         self._fresh = True
         case = scenario["case"]
         self._case = case
@@ -216,6 +245,7 @@ class ClarusEnv(EnvBase):
             self._db.close()
             self._db = None
         self._rows, self._stale, self._facts, self._params = {}, set(), [], []
+        self._expected_partial = False
         self._fresh = False  # nothing left to write: env.db is None until a reset
 
     # -- stepping -------------------------------------------------------------------------

@@ -101,10 +101,14 @@ def clear(db: sqlite3.Connection) -> None:
         db.execute(f"DELETE FROM {table}")
 
 
-def expected_rows(expected: dict[str, Any]) -> list[tuple[str, str]]:
-    """Flatten the expected outcome to key/value text rows the SQL checks can compare."""
+def expected_rows(expected: dict[str, Any], keys: frozenset[str] | None = None
+                  ) -> list[tuple[str, str]]:
+    """Flatten the expected outcome to key/value text rows the SQL checks can compare (only
+    ``keys``' rows when given)."""
     rows = []
     for k, v in sorted(expected.items()):
+        if keys is not None and k not in keys:
+            continue
         if isinstance(v, str):
             rows.append((k, v))
         elif isinstance(v, bool):
@@ -116,14 +120,16 @@ def expected_rows(expected: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def fact_rows(scenario: dict[str, Any], table: str) -> list[tuple[Any, ...]]:
-    """The rows of one of the scenario's tables (artifacts, expected, counter_refutations)."""
+def fact_rows(scenario: dict[str, Any], table: str, keys: frozenset[str] | None = None
+              ) -> list[tuple[Any, ...]]:
+    """The rows of one of the scenario's tables (artifacts, expected, counter_refutations);
+    ``keys`` limits ``expected`` to those keys."""
     if table == "artifacts":
         return [(a["artifact_id"], a["type"], a.get("party", "reference"),
                  int(a.get("distractor", False)), a.get("key"))
                 for a in (*scenario["artifacts"], *scenario.get("references", []))]
     if table == "expected":
-        return expected_rows(scenario["expected"])
+        return expected_rows(scenario["expected"], keys)
     if table == "counter_refutations":
         return [(c["counter_id"], a) for c in scenario.get("counters", [])
                 for a in c.get("refuted_by", [])]

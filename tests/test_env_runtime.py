@@ -326,3 +326,38 @@ def test_steps_graded_without_their_json_get_it_before_anyone_reads_them(
     assert "steps" not in lazy._rows and lazy._params  # written for the grade, JSON pending
     assert _tables(lazy) == _tables(eager)
     assert _tables(lazy)["steps"][1][2] == '{"claim_id": "C1"}' and not lazy._params
+
+
+def test_expected_rows_no_check_reads_are_written_only_for_a_reader(monkeypatch) -> None:  # noqa: ANN001
+    """Checks that read the expected outcome only through ``check_sql.exp(key)`` get those
+    keys' rows at grading; a reader of ``env.db`` finds the whole table, in key order, as a
+    task whose checks read the table another way has it from the start."""
+    import dataclasses
+
+    from clarus_env.env import graded_expected_keys
+    from clarus_env.tasks.check_sql import exp
+
+    by_key = Check("party_exp", "responsible party right (by key)",
+                   f"SELECT COALESCE({exp('responsible_party')} = 'payment_processor', 0), 'p'")
+    assert graded_expected_keys([by_key]) == {"responsible_party"}
+    assert graded_expected_keys(CHECKS) is None  # the toy checks JOIN the table
+    envs = []
+    for name, checks in (("toy_exp", [CHECKS[0], by_key]), ("toy_all", [*CHECKS, by_key])):
+        monkeypatch.setitem(_LOADED, name, dataclasses.replace(TOY, name=name, checks=checks))
+        monkeypatch.setattr("clarus_env.tasks.TASKS", (name,))
+        e = ClarusEnv.__new__(ClarusEnv)
+        ClarusEnv.__init__(e, name)
+        _play(e, copy.deepcopy(SCENARIO))
+        envs.append(e)
+    partial, whole = envs
+    assert partial.state["score"] == pytest.approx((2 + 0.5) / 3)
+    assert partial._expected_partial and not whole._expected_partial
+    assert partial._db.execute("SELECT key FROM expected").fetchall() == [("responsible_party",)]
+    assert _tables(partial) == _tables(whole)
+    assert _tables(partial)["expected"] == [("amount_cents", "3000"),
+                                            ("responsible_party", "payment_processor")]
+    other = copy.deepcopy(SCENARIO)
+    other["expected"]["responsible_party"] = "provider"
+    _play(partial, other)  # graded, never read: its partial table must not leak
+    _play(partial, copy.deepcopy(SCENARIO))
+    assert _tables(partial) == _tables(whole)
