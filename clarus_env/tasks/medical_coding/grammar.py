@@ -40,6 +40,8 @@ def sample(rng: random.Random, seq: Any, k: int) -> list:
     short list costs less than ``sample``'s set bookkeeping and ``getrandbits`` loop)."""
     if k <= 0:
         return []
+    if k == 1 and seq:  # the same draw as the general case, without the copy
+        return [seq[int(rng.random() * len(seq))]]
     pool = list(seq)
     rand = rng.random
     return [pool.pop(int(rand() * len(pool))) for _ in range(min(k, len(pool)))]

@@ -340,9 +340,11 @@ class _Item:
         allow_bilateral: bool = True,
     ) -> None:
         self.cond = cond
-        variants = pools.cat.variants(cond)
         if variant is None:
-            choices = [v for v in variants if allow_bilateral or v.get("side") != "bilateral"]
+            variants = pools.cat.variants(cond)
+            choices = (variants if allow_bilateral or len(variants) == 1 and
+                       variants[0].get("side") != "bilateral" else
+                       [v for v in variants if allow_bilateral or v.get("side") != "bilateral"])
             variant = pick(rng, choices)
         self.variant = variant
         if cond.get("seventh") and seventh is None:
@@ -679,14 +681,21 @@ def _code_systems_uncached(code: str, problem: str) -> set[str]:
 
 
 _FINDING_KIND: dict[str, tuple[str | None, bool]] = {}
+# one search that any normal-finding or vital-sign pattern needs to match first
+_FINDING_ANY = re.compile("|".join(p.pattern for _, p in _NORMAL_FINDING)
+                          + "|" + _VITAL_FINDING.pattern, re.IGNORECASE)
+_PLAIN_FINDING = (None, False)
 
 
 def _finding_kind(finding: str) -> tuple[str | None, bool]:
     """(the system a finding calls normal or None, whether it is a vital sign), per text."""
     got = _FINDING_KIND.get(finding)
     if got is None:
-        normal = next((sys for sys, pat in _NORMAL_FINDING if pat.search(finding)), None)
-        got = _FINDING_KIND[finding] = (normal, bool(_VITAL_FINDING.search(finding)))
+        if not _FINDING_ANY.search(finding):
+            got = _FINDING_KIND[finding] = _PLAIN_FINDING
+        else:
+            normal = next((sys for sys, pat in _NORMAL_FINDING if pat.search(finding)), None)
+            got = _FINDING_KIND[finding] = (normal, bool(_VITAL_FINDING.search(finding)))
     return got
 
 
@@ -1503,7 +1512,8 @@ def _finish(
     for i in items[:1]:
         for sid in i.cond.get("integral", []):
             s = pools.cat.by_id[sid]
-            if s not in positives and s["codes"][0] not in expected and rng.random() < 0.6:
+            if (all(s is not p for p in positives) and s["codes"][0] not in expected
+                    and rng.random() < 0.6):
                 positives.append(s)
     for it in items:
         if (
