@@ -325,15 +325,15 @@ def test_eob_accumulator_is_the_plan_of_record_plus_the_claim(dev: dict,
 
 
 def test_repair_diagnosis_is_the_repairs_site(dev: dict, held_out: dict) -> None:
-    """12001 repairs the scalp, neck, trunk or extremities: its laceration is of the scalp
-    (S01.01XA), never a face wound (12011's)."""
+    """12001/12002 repair the scalp, neck, trunk or extremities: their laceration is of the
+    scalp (S01.01XA), never a face wound (12011/12013's)."""
     n = 0
     for sc in [*dev.values(), *held_out.values()]:
         for a in sc["artifacts"]:
             if a["type"] != "claim_record" or a["distractor"]:
                 continue
             codes = json.dumps(a["data"])
-            if '"12001"' in codes:
+            if '"12001"' in codes or '"12002"' in codes:
                 n += 1
                 assert "S01.01XA" in codes and "S01.81XA" not in codes
     assert n > 0

@@ -128,37 +128,46 @@ DX_EM_LEVELS: dict[str, tuple[str, ...]] = {
 NEW_FOR_EST = {"99212": "99202", "99213": "99203", "99214": "99204", "99215": "99205"}
 PRACTICE_INFO: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
     "Riverside Family Medicine": ("family medicine", "primary_care",
-                                  ("20610", "69210", "10060", "12001", "17110", "17000"),
+                                  ("20610", "69210", "10060", "10061", "12001", "12002",
+                                   "17110", "17000"),
                                   PRIMARY_DX),
-    "Lakeview Orthopedics": ("orthopedic surgery", "specialist", ("20610",),
+    "Lakeview Orthopedics": ("orthopedic surgery", "specialist", ("20610", "20611"),
                              ("M25.561", "M17.11", "M17.12")),
     "Northside Internal Medicine": ("internal medicine", "primary_care",
                                     ("20610", "69210", "17000"), PRIMARY_DX),
-    "Summit Dermatology": ("dermatology", "specialist", ("11102", "17110", "17000", "10060"),
+    "Summit Dermatology": ("dermatology", "specialist",
+                           ("11102", "11104", "17110", "17000", "17004", "10060", "10061"),
                            ("L57.0", "L72.0", "L82.1", "L30.9")),
     "Harbor Pediatrics & Adult Care": ("family medicine", "primary_care",
-                                       ("69210", "12001", "17110"), PRIMARY_DX),
-    "Cedar Grove Clinic": ("family medicine", "primary_care", ("69210", "10060", "12001"),
+                                       ("69210", "12001", "12002", "17110"), PRIMARY_DX),
+    "Cedar Grove Clinic": ("family medicine", "primary_care",
+                           ("69210", "10060", "10061", "12001", "12002"),
                            PRIMARY_DX),
-    "Metro Sports Medicine": ("sports medicine", "specialist", ("20610",),
+    "Metro Sports Medicine": ("sports medicine", "specialist", ("20610", "20611"),
                               ("M25.561", "M17.11", "M17.12")),
     "Prairie Health Associates": ("internal medicine", "primary_care",
                                   ("20610", "69210", "17110"), PRIMARY_DX),
-    "Bayview Medical Group": ("family medicine", "primary_care", ("10060", "12001", "17000"),
+    "Bayview Medical Group": ("family medicine", "primary_care",
+                              ("10060", "10061", "12001", "12002", "17000"),
                               PRIMARY_DX),
     "Hillcrest Primary Care": ("family medicine", "primary_care", ("69210", "17110", "20610"),
                                PRIMARY_DX),
 }
 PROC_DX: dict[str, tuple[tuple[str, ...], ...]] = {
     "20610": (("M17.11",), ("M17.12",)),
+    "20611": (("M17.11",), ("M17.12",)),  # the same injection under ultrasound guidance
     "69210": (("H61.21",), ("H61.22",)),
     "10060": (("L02.91",), ("L02.415",), ("L02.416",)),
+    "10061": (("L02.91",), ("L02.415",), ("L02.416",)),  # complicated or multiple
     # 12001 repairs the scalp, neck, trunk or extremities (a face wound is 12011): the
     # diagnosis names the scalp, the repair's own site
     "12001": (("S01.01XA", "W19.XXXA"),),
+    "12002": (("S01.01XA", "W19.XXXA"),),  # the same scalp wound, 2.6-7.5 cm
     "17110": (("B07.0",),),
     "17000": (("L57.0",),),
+    "17004": (("L57.0",),),  # 15 or more actinic keratoses in one session
     "11102": (("D49.2",), ("L82.1",)),  # before pathology: unspecified behavior
+    "11104": (("D49.2",), ("L82.1",)),  # a punch instead of a tangential biopsy
 }
 # a self-pay item sold at check-in, by specialty: (item, low, high) in cents
 RETAIL = {
