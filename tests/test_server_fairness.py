@@ -21,7 +21,7 @@ from clarus_env.splits import seeds
 from .serverutil import clarus_serve
 
 HONEST = 8
-STEPS = 150  # per honest client and phase
+STEPS = 100  # per honest client and phase
 WORDS = ("fracture", "chronic", "diabetes", "hypertension", "abdominal", "pneumonia", "acute",
          "infection", "bilateral", "malignant", "neoplasm", "syndrome", "disorder", "lesion")
 
@@ -71,30 +71,38 @@ async def hostile(client: httpx.AsyncClient, stop: asyncio.Event, sent: list[int
     await asyncio.gather(*(flood() for _ in range(4)))  # 4 requests in flight at all times
 
 
+ROUNDS = 3  # quiet and flooded phases interleaved; the median round is judged
+
+
 @pytest.mark.serial  # a ratio of latencies: make test runs it alone
 def test_a_client_flooding_long_searches_does_not_raise_others_p99_2x() -> None:
-    async def run(base: str) -> tuple[list[float], list[float], list[int]]:
+    async def run(base: str) -> list[tuple[list[float], list[float], list[int]]]:
         async with httpx.AsyncClient(base_url=base, timeout=60,
                                      limits=httpx.Limits(keepalive_expiry=2)) as client:
             await honest_phase(client, "warm")
-            quiet = await honest_phase(client, "quiet")
-            stop, sent = asyncio.Event(), []
-            flood = asyncio.create_task(hostile(client, stop, sent))
-            while len(sent) < 4:  # the flood is under way
-                await asyncio.sleep(0.05)
-            loud = await honest_phase(client, "loud")
-            stop.set()
-            await flood
-            return quiet, loud, sent
+            rounds = []
+            for r in range(ROUNDS):
+                quiet = await honest_phase(client, f"quiet{r}")
+                stop, sent = asyncio.Event(), []
+                flood = asyncio.create_task(hostile(client, stop, sent))
+                while len(sent) < 4:  # the flood is under way
+                    await asyncio.sleep(0.05)
+                loud = await honest_phase(client, f"loud{r}")
+                stop.set()
+                await flood
+                rounds.append((quiet, loud, sent))
+            return rounds
 
     with clarus_serve("--max-sessions", "64") as (_, base):
-        quiet, loud, sent = asyncio.run(run(base))
-    assert len(sent) >= 20 and set(sent) == {200}, (len(sent), set(sent))
-    ratio = p99(loud) / p99(quiet)
-    print(f"honest step p99 {p99(quiet) * 1e3:.2f} ms quiet, {p99(loud) * 1e3:.2f} ms flooded "
-          f"({ratio:.2f}x), {len(sent)} hostile searches")
-    assert ratio <= 2.0, (f"honest step p99 {p99(quiet) * 1e3:.2f} ms quiet, "
-                          f"{p99(loud) * 1e3:.2f} ms under the flood ({ratio:.2f}x); "
-                          f"{len(sent)} hostile searches")
-
-
+        rounds = asyncio.run(run(base))
+    seen = []
+    for quiet, loud, sent in rounds:
+        assert len(sent) >= 20 and set(sent) == {200}, (len(sent), set(sent))
+        seen.append((p99(loud) / p99(quiet), p99(quiet) * 1e3, p99(loud) * 1e3, len(sent)))
+    detail = "; ".join(f"{q:.2f} ms quiet, {lo:.2f} ms flooded ({r:.2f}x, {n} hostile searches)"
+                       for r, q, lo, n in seen)
+    print("honest step p99 per round:", detail)
+    # interleaving and the median round keep a load spike elsewhere on the machine (which hits
+    # one phase of one round) from deciding the verdict; a loop that stalls fails every round
+    ratio = statistics.median(r for r, *_ in seen)
+    assert ratio <= 2.0, f"median round {ratio:.2f}x; {detail}"
