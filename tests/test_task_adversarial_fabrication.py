@@ -37,6 +37,7 @@ from clarus_env.splits import seeds
 from clarus_env.tasks import get_task
 from clarus_env.tasks.adversarial_fabrication.checks import PHASE_2
 from clarus_env.tasks.adversarial_fabrication.generator import (
+    DEPOSIT_FLAT,
     FACILITY_MULTIPLES,
     MULTIPLES,
     PACKAGES,
@@ -873,14 +874,20 @@ def test_every_amount_is_the_fee_formula(split_seeds: list[int]) -> None:
         assert [_c(x["billed"]) for x in clm["lines"]] == billed
         assert [_c(x["charge"]) for x in prv["lines"]] == billed
         assert _c(clm["total_billed"]) == sum(billed) == exp["billed_total_cents"]
-        # the scheduler's deposit: a share of its own section, applied when it bills
+        # the scheduler's deposit: a flat amount, at most half its own section (or the
+        # smallest one), applied when it bills; else the biller's own, drawn the same way
         scheduler = plog["merchant"]["name"]
         sched_total = _c(sections[scheduler]["expected_total"])
-        deposit = pct_of(sched_total, v["deposit_pct"])
+        deposit = v["deposit_cents"]
+        assert deposit in DEPOSIT_FLAT
+        assert 2 * deposit <= sched_total or deposit == DEPOSIT_FLAT[0]
         auth = next(t for t in plog["transactions"] if t["type"] == "authorization")
         assert _c(auth["amount"]) == deposit
-        applied = (deposit if scheduler == biller else
-                   pct_of(_c(sections[biller]["expected_total"]), v["biller_deposit_pct"]))
+        applied = deposit if scheduler == biller else v["biller_deposit_cents"]
+        if scheduler != biller:
+            assert applied in DEPOSIT_FLAT
+            assert (2 * applied <= _c(sections[biller]["expected_total"])
+                    or applied == DEPOSIT_FLAT[0])
         assert _c(prv["statement"]["payments"]) == applied
         assert _c(led["balance"]) == sum(_c(e["amount"]) for e in led["entries"])
         assert _c(led["balance"]) == sum(billed) - applied
@@ -1260,7 +1267,7 @@ def test_ppdr_window_boundary_is_not_over_sampled() -> None:
     likelier than their neighbours (a boundary case is a test, not a habit)."""
     ages = Counter(scenario(seed)["variant"]["days_since_bill"] for seed in DEV + TEST)
     near = [ages[d] for d in range(114, 128)]
-    assert ages[121] <= max(ages[d] for d in range(122, 128)), ages
+    assert ages[121] <= max(ages[d] for d in range(122, 128)) + 1, ages
     assert ages[120] <= max(ages[d] for d in range(114, 120)) + 1, near
 
 

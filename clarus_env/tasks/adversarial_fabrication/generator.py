@@ -77,6 +77,7 @@ from it. Every price states its derivation in the artifact.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import random
 from functools import cache
 from typing import Any
@@ -107,16 +108,35 @@ PPDR_FEE = "25.00"
 MULTIPLES = (150, 175, 200, 225, 250, 275, 300)  # self-pay price, % of the MPFS amount
 DELTAS = (10, 15, 25, 50, 75, 100, 125, 150, 200, 250)  # chargemaster mark-up over self-pay
 DISCOUNTS = (5, 10, 15, 25)  # prompt-pay discount on one line (bills within the estimate)
-DEPOSIT_PCTS = (10, 15, 20, 25, 30, 40, 50)
+DEPOSIT_FLAT = (5_000, 7_500, 10_000, 12_500, 15_000, 20_000, 25_000)  # scheduling deposits
 # A facility's self-pay facility charge: % of the CMS facility payment rate of the code (OPPS
 # Addendum B for a hospital outpatient department, ASC Addendum AA for an ASC).
 FACILITY_MULTIPLES = (150, 175, 200, 225, 250, 275, 300)
-FACILITY_CONVENED = 0.42  # share of scenarios whose GFE a facility convened
+FACILITY_CONVENED = 0.48  # share of scenarios whose GFE a facility convened
 # With a practice and a facility on the GFE, the other one of the two scheduled the service
 # (and so convened the GFE) in this share of scenarios: the party that bills is not the one
 # that scheduled (a practice billing after the facility booked it / a facility billing after
 # the surgeon's office booked it; shares set so either kind of party schedules about as often).
-SPLIT_SCHEDULER = {"provider_bills": 0.7, "facility_bills": 0.45}
+# About two thirds either way: then "the biller's kind" and "the other kind" name the responsible
+# party of a two-party case about equally often (billed_above_gfe names the biller), so
+# only the processor log's merchant read against the GFE's parties decides.
+SPLIT_SCHEDULER = {"provider_bills": 0.7, "facility_bills": 0.66}
+SINGLE_PARTY_SETTINGS = ("office", "imaging", "sleep")
+SINGLE_PARTY_KEEP = 0.3  # share of single-party draws kept (the rest redrawn)
+# the geometric mean of the bill and the biller's own estimate, as a multiple of the biller's
+# section priced at BASE_MULTIPLE %: log-uniform over BILL_SCALE and matched within a factor
+# of BILL_BAND, whatever the branch (relative to the service's own price, so every service
+# keeps being billed by either kind of party at any size of bill)
+BASE_MULTIPLE = 225
+BILL_SCALE = (0.75, 1.4)
+BILL_BAND = 1.2
+MAX_EXCESS = 100_000  # a bill $400 to $1,000 above the estimate
+# loose bounds on each branch's bill around an estimate E: at least E + low% of E (a prompt-
+# pay discount takes at most 25% off one line) and at most E + high cents — only to skip
+# hopeless draws before pricing their candidates (the candidates are exact)
+EXCESS_SPAN = {"within": (-25, 0), "under": (0, 40_000),
+               "over_open": (0, MAX_EXCESS), "over_closed": (0, MAX_EXCESS)}
+EHR_STATES_PRINTED = 0.4  # a late GFE's EHR counter states its printed date (else later)
 WITHIN_ESTIMATE = 0.42  # bills within the convener's expected charges, in every branch
 FINDINGS = ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
             "billed_above_gfe", "no_violation")
@@ -255,47 +275,22 @@ SETTINGS = {  # setting -> (place of service, description, facility type)
 
 PLACES = ("Lakeview", "Riverside", "Summit", "Cedar Grove", "Harbor", "Northside", "Prairie",
           "Bayview", "Hillcrest", "Metro", "Willow Creek", "Granite Peak")
-SUFFIXES = ("Associates", "Group", "Specialists", "Partners", "Clinic")
-ASCS = ("Mercy Ambulatory Surgery Center", "Northgate Surgery Center",
-        "Riverbend Outpatient Surgery Center", "Lakeside Surgical Suites")
-HOSPITALS = ("St. Catherine Regional Hospital", "Valley General Hospital",
-             "Good Shepherd Medical Center")
-IMAGING = ("Lakeshore Imaging Center", "Summit Open MRI", "ClearView Diagnostic Imaging")
-SLEEP = ("Restwell Sleep Diagnostics Center", "Harbor Sleep Lab", "Quiet Night Sleep Center")
 PATHOLOGY = ("Meridian Pathology Associates", "Clearwater Pathology Lab",
              "Northstar Anatomic Pathology")
 HEALTH_SYSTEMS = ("St. Catherine Health", "Valley Health", "Good Shepherd Health")
-NEUTRAL_SUFFIXES = ("Partners", "Group", "Specialists", "Associates")
-FACILITY_SOUNDING_PRACTICES = (  # physician practices (providers) despite the name
-    "{place} Imaging & {spec} Associates", "{place} Medical Center {spec} Physicians",
-    "{hosp} {spec} Physician Group", "{place} Surgery Center Physicians",
-    "{place} {spec} Diagnostics Group")
+# One name pool for both kinds of party: a physician practice and an ASC, hospital outpatient
+# department or imaging/sleep center are named from the same places, health systems and
+# suffixes, so a name (the processor log's merchant, the facility's ``booked_by``) never says
+# which kind of party scheduled — only the records' ``type`` and licence do, read against the
+# party that name belongs to (the red team's forests read "Surgery Center", "Physicians" and
+# "Outpatient Department" off the merchant name).
+NAME_SUFFIXES = ("Partners", "Group", "Specialists", "Associates", "Center", "Institute")
 
 
-def _practice_name(rng: random.Random, specialty: str) -> str:
-    place = rng.choice(PLACES)
-    if rng.random() < 0.5:
-        return f"{place} {specialty} {rng.choice(SUFFIXES)}"
-    return rng.choice(FACILITY_SOUNDING_PRACTICES).format(
-        place=place, spec=specialty, hosp=rng.choice(HOSPITALS))
-
-
-def _facility_name(rng: random.Random, setting: str, specialty: str) -> str:
-    """A facility's name: its usual kind half the time, a neutral one otherwise (an ASC or
-    imaging/sleep center named like a group, a hospital's clinic named after the system)."""
-    neutral = rng.random() < 0.5
-    place = rng.choice(PLACES)
-    if setting == "asc":
-        return (f"{place} {specialty} {rng.choice(NEUTRAL_SUFFIXES)}" if neutral else
-                rng.choice(ASCS))
-    if setting == "hopd":
-        return (f"{rng.choice(HEALTH_SYSTEMS)} {specialty} Clinic" if neutral else
-                f"{rng.choice(HOSPITALS)} - Outpatient Department")
-    if setting == "imaging":
-        return (f"{place} Radiology {rng.choice(NEUTRAL_SUFFIXES)}" if neutral else
-                rng.choice(IMAGING))
-    return (f"{place} Sleep Medicine {rng.choice(NEUTRAL_SUFFIXES)}" if neutral else
-            rng.choice(SLEEP))
+def _party_name(rng: random.Random, specialty: str) -> str:
+    """A practice's or a facility's name, drawn the same way for either kind."""
+    prefix = rng.choice(HEALTH_SYSTEMS) if rng.random() < 0.3 else rng.choice(PLACES)
+    return f"{prefix} {specialty} {rng.choice(NAME_SUFFIXES)}"
 
 
 LAW_FIRMS = (("Hale", "Whitmore"), ("Barrett", "Quinn"), ("Sterling", "Voss"),
@@ -561,6 +556,13 @@ def _bill_candidates(gfe_fees: list[int], m: int, changes: tuple[Any, ...],
     return out
 
 
+def _deposit(rng: random.Random, own_cents: int) -> int:
+    """A flat scheduling deposit in cents, at most half the party's own expected charges
+    (the smallest one when even that is more)."""
+    fits = [d for d in DEPOSIT_FLAT if 2 * d <= own_cents] or [DEPOSIT_FLAT[0]]
+    return rng.choice(fits)
+
+
 # -- the scenario ----------------------------------------------------------------------------
 def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     """Compile one scenario (pure: all randomness from ``rng``)."""
@@ -577,32 +579,56 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     amount_branch = ("within" if within else "under" if r < 0.36 else
                      "over_open" if r < 0.86 else "over_closed")
     delivery_in = "processor_log" if rng.random() < 0.34 else "facility_record"
-    near_threshold = rng.random() < 0.35
+    near_threshold = rng.random() < 0.5
     want_change = rng.random() < 0.6
     convener = "facility" if rng.random() < FACILITY_CONVENED else "provider"
     want_co_facility = rng.random() < 1.0  # 45 CFR 149.610(c): co-facility charges listed
     r_split = rng.random()
     at_hospital = rng.random() < 0.5
+    # The size of the bill and its estimate, drawn before (and so independently of) the
+    # branch: their geometric mean falls in a band drawn from one distribution, so a $1,100
+    # balance (or a $900 estimate) is about as likely within the estimate as $40 or $900
+    # above it (the red team read the resolution off the ledger balance when an excess of
+    # $400+ was reachable only on large bills; banding the bill alone moved the cue to the
+    # estimate's total).
+    scale = BILL_SCALE[0] * (BILL_SCALE[1] / BILL_SCALE[0]) ** rng.random()
 
-    # Package, locality, prices: redraw until the branch's excess window is reachable and a
-    # facility's charges on the estimate exceed the professional fees of the same procedure.
-    for _ in range(400):
+    # Package, locality, prices: redraw until the branch's excess window is reachable with a
+    # bill of the drawn size and a facility's charges on the estimate exceed the professional
+    # fees of the same procedure.
+    for _ in range(3000):
         pkg = rng.choice(PACKAGES)
         setting = setting_of(pkg, convener, at_hospital)
+        # one party only (a practice's own office suite, an imaging or sleep center alone):
+        # the kind of that party names the responsible one, so these are kept rarer than
+        # a practice and a facility on one GFE, where who scheduled decides
+        if setting in SINGLE_PARTY_SETTINGS and rng.random() >= SINGLE_PARTY_KEEP:
+            continue
         loc = pick_locality(rng, ref)
         pos, pos_desc, facility_type = SETTINGS[setting]
         pro_facility = setting in ("asc", "hopd")  # MPFS facility-setting professional fee
         fac_priced = convener == "facility" and setting in ("asc", "hopd")
         m = rng.choice(FACILITY_MULTIPLES if fac_priced else MULTIPLES)
-        pro_fees = [fee(ref, c, loc, pro_facility, pro_modifier(c, setting))
-                    for c, _ in pkg["items"]]
+        pro_fees = ([] if fac_priced else
+                    [fee(ref, c, loc, pro_facility, pro_modifier(c, setting))
+                     for c, _ in pkg["items"]])
+        gfe_fees = ([facility_rate(ref, c, setting)[0] for c, _ in pkg["items"]]
+                    if fac_priced else list(pro_fees))
+        # the branch's bills around this estimate miss the drawn size: redraw (cheap test
+        # first, the candidates below are exact)
+        own_total = sum(pct_of(f, m) for f in gfe_fees)
+        mid = scale * sum(pct_of(f, BASE_MULTIPLE) for f in gfe_fees)
+        bill_lo, bill_hi = round(mid / BILL_BAND), round(mid * BILL_BAND)
+        low_x, high_x = EXCESS_SPAN[amount_branch]
+        if own_total + high_x < bill_lo or own_total * (100 + low_x) // 100 > bill_hi:
+            continue
         if fac_priced:  # a change the facility rate tables do not price separately is out
             changes = tuple(ch for ch in pkg["changes"] if _has_rate(ref, ch[2], setting))
-            gfe_fees = [facility_rate(ref, c, setting)[0] for c, _ in pkg["items"]]
             change_fees = [facility_rate(ref, ch[2], setting)[0] for ch in changes]
+            pro_fees = [fee(ref, c, loc, pro_facility, pro_modifier(c, setting))
+                        for c, _ in pkg["items"]]
         else:
             changes = pkg["changes"]
-            gfe_fees = list(pro_fees)
             change_fees = [fee(ref, ch[2], loc, pro_facility) for ch in changes]
         other_m = rng.choice(FACILITY_MULTIPLES if not fac_priced else MULTIPLES)
         co_facility = convener == "provider" and setting in ("asc", "hopd") and want_co_facility
@@ -622,7 +648,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         elif amount_branch == "under":
             pool = [c for c in cands if 4_000 <= c[0] < THRESHOLD_CENTS]
         else:
-            pool = [c for c in cands if THRESHOLD_CENTS <= c[0] <= 250_000]
+            pool = [c for c in cands if THRESHOLD_CENTS <= c[0] <= MAX_EXCESS]
+        pool = [c for c in pool
+                if bill_lo <= math.isqrt(own_total * (own_total + c[0])) <= bill_hi]
         if not pool:
             continue
         if want_change:
@@ -631,7 +659,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             pool = [c for c in pool if 34_000 <= c[0] <= 46_000] or pool
         break
     else:  # pragma: no cover - every package reaches every window at some multiple
-        raise RuntimeError("no bill fits the branch")
+        raise RuntimeError(f"no bill fits the {amount_branch} branch (convener {convener}, "
+                           f"bill scale {scale:.3f})")
     excess, recipe = rng.choice(pool)
     kind, up_line, up_delta, change_idx, change_delta = recipe
     state = loc["state"]
@@ -642,19 +671,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     dob = dt.date(rng.randrange(1952, 2002), rng.randrange(1, 13), rng.randrange(1, 29))
     case_id = f"CLR-{rng.randrange(10**5, 10**6)}-{_token(rng, 4)}"  # never the seed
     specialty = PRACTICE_SPECIALTY.get(pkg["specialty"], pkg["specialty"])
-    # Names say nothing about the kind of party: half the physician practices carry a
-    # facility-sounding name (a hospital-affiliated group, "Imaging & ... Associates"), half
-    # the facilities a neutral one; the records state what each party is.
-    practice = (_practice_name(rng, specialty) if setting not in ("imaging", "sleep") else
-                _facility_name(rng, setting, specialty))
+    # Names say nothing about the kind of party (one pool for both); the records state what
+    # each party is.
+    practice = _party_name(rng, specialty)
     physician = f"Dr. {rng.choice(FIRST)} {rng.choice(LAST)}"
     prov = {"name": practice, "npi": npi(rng), "tin": _tin(rng), "specialty": specialty,
             "type": "physician practice" if setting not in ("imaging", "sleep") else
             facility_type}
     if setting in ("asc", "hopd"):
-        fac_name = _facility_name(rng, setting, specialty)
+        fac_name = _party_name(rng, specialty)
         while fac_name == practice:
-            fac_name = _facility_name(rng, setting, specialty)
+            fac_name = _party_name(rng, specialty)
     elif setting == "office":
         fac_name = f"{practice} - main office"
     else:
@@ -922,16 +949,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     grand_total = sum(s.pop("_cents") for s in sections)
     rng.shuffle(sections)  # the GFE's order of sections says nothing about who convened
 
-    dep_pct = rng.choice(DEPOSIT_PCTS)
-    # the scheduler took the deposit toward its own expected charges; it is applied to this
-    # bill when the scheduler is the party that bills. Otherwise the biller applies its own
-    # pre-service deposit, taken at pre-registration (facilities and surgeons' offices
-    # routinely collect one from self-pay patients): the ledger shows a prepaid deposit either
-    # way, and only the processor log's merchant (and the facility's booking record) names
-    # the party that scheduled
-    deposit = pct_of(other_total if split else gfe_total, dep_pct)
-    biller_dep_pct = rng.choice(DEPOSIT_PCTS) if split else None
-    applied = pct_of(gfe_total, biller_dep_pct) if biller_dep_pct else deposit
+    # the scheduler took a flat scheduling deposit toward its own expected charges (at most
+    # half of them); it is applied to this bill when the scheduler is the party that bills.
+    # Otherwise the biller applies its own pre-service deposit, taken at pre-registration
+    # (facilities and surgeons' offices routinely collect one from self-pay patients): the
+    # ledger shows a prepaid deposit either way, and only the processor log's merchant (and
+    # the facility's booking record) names the party that scheduled. Flat amounts from one
+    # list whoever took them: a share of the party's own charges made a facility's deposit
+    # larger than a practice's, and the deposit's size named the scheduler's kind.
+    deposit = _deposit(rng, other_total if split else gfe_total)
+    biller_deposit = _deposit(rng, gfe_total) if split else None
+    applied = biller_deposit if biller_deposit else deposit
     balance = billed_total - applied
     auto_capture = rng.random() < 0.6
 
@@ -1008,8 +1036,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     notes = [f"Patient elected self-pay for the {pkg['service']}.",
              f"Statement {statement_date:%m/%d/%Y}: balance due within 30 days; unpaid balances "
              "may be referred to collections."]
-    if change_note:
-        notes.insert(1, f"Operative/technical note: {change_note}.")
+    # every record carries the operative/technical note (a bill with no change says the
+    # service went as planned): its presence alone marked a changed, costlier bill
+    notes.insert(1, f"Operative/technical note: {change_note or 'performed as scheduled'}.")
     if fac_priced:
         notes.insert(1, f"Facility charges only; {physician} ({practice}) bills professional "
                         "services separately.")
@@ -1236,11 +1265,22 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         ehr_refuters = [*ehr_refuters, ids["PRV"]]
     em_refuters = [ids["CLM"], ids["FAC"], ids["PRV"], ids["PLOG"]]
 
+    # The day the EHR counter says the GFE went out, drawn alike in every branch: a timely
+    # GFE's real delivery (its printed date or a later day by the deadline); a late or
+    # backdated one's false day — its printed date, or a later day by the deadline of the
+    # provider's stated booking, at the rates a timely GFE's delivery shows them (when the
+    # counter always stated the printed date of a late GFE, "concede when the counter's day
+    # differs from the printed date" answered it without the deadline arithmetic).
+    story_due = add_business_days(provider_scheduled_on, claimed_rule_bd)
+    if timing == "timely":
+        stated = delivered
+    elif gfe_date >= story_due or rng.random() < EHR_STATES_PRINTED:
+        stated = gfe_date
+    else:
+        stated = story_due if rng.random() < 0.5 else _date_between(rng, gfe_date, story_due)
     counters, counter_ids = _counters(
         rng, practice=billing, scheduler=scheduler, physician=signer, patient=patient,
-        gfe_id=gfe_id,
-        # the counter states the day the GFE went out: truly (timely) or its printed date
-        gfe_date=delivered if timing == "timely" else gfe_date, dos=dos,
+        gfe_id=gfe_id, gfe_date=stated, dos=dos,
         rule_bd=claimed_rule_bd, fac_name=fac_name, balance=balance,
         ehr_refuters=ehr_refuters, em_refuters=em_refuters)
 
@@ -1307,8 +1347,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "change": None if change_idx is None else changes[change_idx][:3],
         "co_providers": len(sections) - 1,
         "near_threshold": 34_000 <= excess <= 46_000, "window_open": window_open,
-        "days_since_bill": age, "self_pay_pct": m, "deposit_pct": dep_pct,
-        "biller_deposit_pct": biller_dep_pct,
+        "days_since_bill": age, "self_pay_pct": m, "deposit_cents": deposit,
+        "biller_deposit_cents": biller_deposit,
         "auto_capture": auto_capture,
         "billed_pcts": [[b["hcpcs"], b["pct"]] for b in billed],
         "co_provider_pct": co_m, "other_section_pct": other_m,
