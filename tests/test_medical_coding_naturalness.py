@@ -215,9 +215,9 @@ def test_plans_are_clinically_safe(cases) -> None:
         if c["visit"] == "problem" and primary.startswith(("N39.0", "J18", "L03", "Z30.01",
                                                            "J45.21", "J45.31", "J45.41",
                                                            "J45.51", "J45.901", "J44.1")):
-            assert re.search(r"\b(Rx|prescription|admission)\b", plan, re.I), (seed, primary,
-                                                                                plan)
-        if re.search(r"\badmission\b", plan):
+            assert re.search(r"\b(Rx|prescription|admission|emergency surgery)\b", plan,
+                             re.I), (seed, primary, plan)
+        if re.search(r"\badmission\b|\bemergency surgery\b", plan):
             assert (c["patient_age"] >= 65 or c["patient_age"] < 2
                     or "threat to bodily function" in c["clinical_note"]), (
                 seed, c["patient_age"], codes, plan)

@@ -252,8 +252,8 @@ def data_sentences(rng: random.Random, d: Data, age: int, caregiver: str,
             raise ValueError(f"no test to interpret for specialties {list(specialties)}")
         what = pick(rng, images)
         plan.append(pick(rng, (
-            f"My independent interpretation of the {what}: no acute change from prior.",
-            f"Independently reviewed the {what}; no acute change from prior.",
+            f"My independent interpretation of the {what}: consistent with today's exam.",
+            f"Independently reviewed the {what}; findings agree with the assessment.",
         )))
     if d.discussion_external:
         who = (pick(rng, [s.consultant for s in specs]) if specs
@@ -320,6 +320,11 @@ OTC_BY_PREFIX = (
     (("H61.2",), ("carbamide peroxide ear drops",)),
     (("F51", "G47.0"), ("melatonin",)),
 )
+# problems threatening bodily function whose care is emergency surgery, not admission to medicine
+EMERGENCY_SURGERY = ("H33", "H34", "H40.2", "N83.5", "N44", "K35", "K56", "K44.1", "K40.1",
+                     "K40.4", "K41.1", "K41.4", "K42.1", "K43.1", "K43.4", "K43.7", "K45.1",
+                     "K46.1", "K55.0", "K63.1", "K25.1", "K25.5", "K26.1", "K26.5", "I71.3",
+                     "I71.1", "I71.0")
 # problems for which rest and fluids is the care (self-limited infections, viral syndromes)
 REST_FLUIDS = ("J0", "J10", "J11", "J20", "J21", "B34", "B08", "B09", "A08", "A09", "K52",
                "R50", "R05", "R11", "R19.7", "U07")
@@ -408,6 +413,12 @@ def risk_sentence(rng: random.Random, risk: int, focus: Focus, age: int) -> str:
             f"Prescription medication for {problem} adjusted; dose change reviewed.",
             f"Prescription drug management for {problem}: refills sent, dose unchanged.",
             f"Rx for {problem} renewed after reviewing adherence and side effects.",
+        ))
+    if focus.kind == "severe" and _starts(focus.codes, EMERGENCY_SURGERY):
+        return pick(rng, (
+            f"Same-day transfer to the surgical team: decision for emergency surgery for "
+            f"{problem}.",
+            f"Emergency surgery for {problem} arranged today with the on-call surgeon.",
         ))
     if focus.kind == "severe":
         return pick(rng, (

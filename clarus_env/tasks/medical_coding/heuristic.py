@@ -130,7 +130,8 @@ _NEW_PATIENT = re.compile(r"\bnew (patient|pt|to (the|our) (practice|clinic))\b"
 _MINUTES = re.compile(r"(\d+)\s*(?:minutes|mins?)\b", re.IGNORECASE)
 _MDM = re.compile(
     r"\b(reviewed|ordered|labs ordered|will obtain|independent|discussed|rx|prescription|otc|"
-    r"elective|over-the-counter|admission|supportive care|watchful waiting|recommend)\b",
+    r"elective|over-the-counter|admission|emergency surgery|supportive care|watchful waiting|"
+    r"recommend)\b",
     re.IGNORECASE,
 )
 # MDM elements as notes document them (AMA 2021 table, see .em)
@@ -157,7 +158,7 @@ _HISTORIAN = re.compile(r"\bindependent historian\b", re.I)
 _INTERPRETATION = re.compile(r"\bindependent(?:ly reviewed| interpretation)\b", re.I)
 _DISCUSSION = re.compile(r"\b(discussed management|case discussed) (by phone )?with\b", re.I)
 _RISK = [
-    (re.compile(r"\badmission\b", re.I), 3),
+    (re.compile(r"\badmission\b|\bemergency surgery\b", re.I), 3),
     (re.compile(r"\b(rx|prescription|elective surg\w*)\b", re.I), 2),
     (re.compile(r"\b(otc|over-the-counter)\b", re.I), 1),
 ]
