@@ -43,6 +43,7 @@ from ..tasks import TASKS
 from . import fastjson
 
 CODING_TASK = "medical_coding"
+TRIM_EVERY_S = 1.0  # how often the worker's env cache looks for idle entries
 
 
 class SessionError(Exception):
@@ -162,6 +163,8 @@ class InProcessStore:
         return None
 
     def orphan(self, key: str, value: bool) -> None:
+        if getattr(self._recs.get(key), "orphan", value) == value:
+            return  # nothing to change (the common case: every step un-orphans): no lock
         with self._lock:
             rec = self._recs.get(key)
             if rec is not None:
@@ -504,30 +507,39 @@ class SessionManager:
         self._default: str | None = None
         self._rng = random.Random()
         self.pool = EnvPool()
+        self._next_trim = 0.0
 
     def __len__(self) -> int:
         return len(self.store)
 
     # -- the local cache ---------------------------------------------------------------------
     def _entry(self, key: str, create: bool) -> Live | None:
-        """The cached ``Live`` for ``key`` (made empty when ``create``); trims the cache."""
+        """The cached ``Live`` for ``key`` (made empty when ``create``); trims the cache.
+
+        Over capacity it trims at once; idle entries are looked for at most every
+        ``TRIM_EVERY_S`` (the store's own TTL decides what clients see; this only frees
+        the envs of this worker's cache), which keeps the per-step cost to a lookup.
+        """
         drop: list[Live] = []
+        now = time.monotonic()
         with self._lock:
             live = self._live.get(key)
             if live is None and create:
                 live = self._live[key] = Live(key)
             if live is not None:
-                live.used = time.monotonic()
+                live.used = now
                 self._live.move_to_end(key)
-            now = time.monotonic()
-            while len(self._live) > self.capacity:
-                drop.append(self._live.popitem(last=False)[1])
-            while self._live:  # least recently used first: stop at the first fresh one
-                oldest = next(iter(self._live.values()))
-                if now - oldest.used <= self.idle_ttl_s:
-                    break
-                drop.append(self._live.popitem(last=False)[1])
-        self._close(drop)
+            if len(self._live) > self.capacity or now >= self._next_trim:
+                self._next_trim = now + TRIM_EVERY_S
+                while len(self._live) > self.capacity:
+                    drop.append(self._live.popitem(last=False)[1])
+                while self._live:  # least recently used first: stop at the first fresh one
+                    oldest = next(iter(self._live.values()))
+                    if now - oldest.used <= self.idle_ttl_s:
+                        break
+                    drop.append(self._live.popitem(last=False)[1])
+        if drop:
+            self._close(drop)
         return live
 
     def _forget(self, keys: list[str]) -> None:
