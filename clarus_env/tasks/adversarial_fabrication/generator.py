@@ -23,16 +23,20 @@ The answer follows from the records the agent fetches and from nothing else:
   (booking date, GFE date) is drawn exactly as a timely one's; only the processor log's
   authorization dates the real booking (the ledger posts the deposit on the date of service).
 * **The bill against the estimate**, drawn independently of the timing: above the billing
-  party's own section, or within it (about 42% in every timing). Within the estimate with a
+  party's own section, or within it (about 42% in every timing); the bill's size is drawn
+  before the branch, relative to the service's price, so neither the balance nor the
+  estimate's total alone tells within from above. Within the estimate with a
   timely GFE: ``no_violation`` (nothing to dispute, the patient is told why). Within it with a
   late or backdated GFE: the violation is the finding (the convener is named) but nothing is
   billed above the estimate, so nothing is filed (``no_action``; the patient is told the GFE
   violation can be reported to the No Surprises Help Desk).
 * **Who is responsible.** Nothing prints "convening": the convener is the party that scheduled
   the service (it took the booking deposit: the processor log's merchant; the facility
-  record's encounter names who booked it). It is usually the party that bills; with a practice
-  and a facility on the GFE, sometimes the other one (a surgeon's office booking the case at
-  an ASC / hospital department, or the facility booking the surgeon), and then the biller's
+  record's encounter names who booked it). With a practice and a facility on the GFE it is
+  the other one of the two in about two thirds of scenarios (a surgeon's office booking the
+  case at an ASC / hospital department, or the facility booking the surgeon), so neither
+  kind of biller predicts the responsible party (single-party sites, where the site's kind
+  does, are kept rare); then the biller's
   ledger applies its own pre-registration deposit and the scheduler's processor log shows its
   own earlier visit (both records look alike whoever scheduled; only the merchant and the
   facility's ``booked_by`` name the scheduler). A GFE timing failure is the convener's (45 CFR
@@ -41,8 +45,8 @@ The answer follows from the records the agent fetches and from nothing else:
   holds no facility licence: the facility record says so); an ambulatory surgical center, a
   hospital outpatient department, an independent imaging center or sleep diagnostic center is
   a health care facility under 45 CFR 149.610(a)(2). Every service can be convened by either
-  kind, names say nothing about the kind (half the practices carry facility-sounding names,
-  half the facilities neutral ones), and the earlier-visit distractor is the package's own
+  kind, names say nothing about the kind (practices and facilities are named from one pool),
+  deposits are flat amounts whoever took them, and the earlier-visit distractor is the package's own
   visit whoever convened. Co-provider and co-facility sections sit on the GFE in shuffled
   order with notes in the same words; each party is held to its own section.
 * **The filing.** PPDR (45 CFR 149.620: the billing party billed at least $400 above its own
@@ -56,8 +60,10 @@ The answer follows from the records the agent fetches and from nothing else:
   a no_action submission).
 * **Counter-arguments** (after a filing): the same three kinds and wording templates in every
   branch. The EHR-notes counter (from the party that scheduled) asserts that the GFE went out
-  on a stated day within the deadline — the real delivery day when it was timely, its printed
-  date otherwise: the records refute it when the GFE was backdated or late, and bear it out
+  on a stated day within the deadline — the real delivery day when it was timely; its printed
+  date or a later day by the stated deadline otherwise, at the rates a timely delivery shows
+  them (so the stated day against the printed date says nothing): the records refute it
+  when the GFE was backdated or late, and bear it out
   when it was timely (then it must be conceded — the dispute of the excess still stands). The
   emergency-exception counter is always false (the claim, the facility's registration, the
   provider's appointment record and the processor log's deposit at online booking all show a
