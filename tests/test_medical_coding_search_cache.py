@@ -96,3 +96,26 @@ def test_a_missing_or_stale_cache_is_rebuilt(cache: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("CLARUS_SEARCH_CACHE", str(cache))
     with pytest.raises(ValueError, match="key"):
         search._open_cached(path, "0" * 64)
+
+
+def test_an_unwritable_cache_keeps_the_index_in_memory(tmp_path: Path) -> None:
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("a file where the cache directory would be")
+    got = _probe(blocked / "cache", [], CPT_QUERIES[:2])
+    assert got["docs"]["cpt"] == "list"
+    assert [r[0]["code"] for r in got["cpt"]] == [
+        r[0]["code"] for r in (search.search_cpt(open_reference(), q, 5) for q in CPT_QUERIES[:2])]
+
+
+def test_cache_locations(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Beside the bundle first, then the user's cache directory (a read-only bundle); the
+    environment variable alone when set."""
+    ref = open_reference()
+    monkeypatch.delenv("CLARUS_SEARCH_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert search.cache_dirs(ref) == [Path(ref.path).parent / ".search-cache",
+                                      tmp_path / "clarus" / "search"]
+    monkeypatch.setenv("CLARUS_SEARCH_CACHE", str(tmp_path / "mine"))
+    assert search.cache_dirs(ref) == [tmp_path / "mine"]
+    assert search.cache_path(ref, "icd").parent == tmp_path / "mine"
+    assert search.cache_key(ref, "icd") != search.cache_key(ref, "cpt")

@@ -25,7 +25,8 @@ builds it (one pass over the bundle's tables, a few seconds) and writes it as on
 the FTS5 table, every document and the IDF table -- to a content-addressed cache next to the
 bundle (``<bundles>/.search-cache/<kind>-<key>.sqlite``, the key a SHA-256 of the bundle's
 ``manifest.json``, which holds every table's SHA-256, and of this module's and
-:mod:`.search_terms`'s source; ``$CLARUS_SEARCH_CACHE`` names another directory). The file is
+:mod:`.search_terms`'s source; the user's cache directory when the bundle's is read-only;
+``$CLARUS_SEARCH_CACHE`` names another directory). The file is
 written to a temporary name and renamed into place, so a reader never sees half of it; every
 later process opens it read-only and loads a document only when a query ranks it, so its first
 answer takes tens of milliseconds. A missing, stale or unreadable cache file is rebuilt; where no
@@ -619,33 +620,42 @@ def cache_key(ref: Any, kind: str) -> str:
     return h.hexdigest()
 
 
-def cache_dir(ref: Any) -> Path:
-    """``$CLARUS_SEARCH_CACHE``, else ``.search-cache`` beside the bundle's release directory
-    (outside the release itself, which stays immutable)."""
+def cache_dirs(ref: Any) -> list[Path]:
+    """Where the cache may live, first choice first: ``$CLARUS_SEARCH_CACHE`` alone when set;
+    else ``.search-cache`` beside the bundle's release directory (outside the release itself,
+    which stays immutable), then the user's cache directory for a read-only bundle."""
     env = os.environ.get("CLARUS_SEARCH_CACHE")
-    return Path(env) if env else Path(ref.path).parent / ".search-cache"
+    if env:
+        return [Path(env)]
+    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "clarus" / "search"
+    return [Path(ref.path).parent / ".search-cache", user]
 
 
-def cache_path(ref: Any, kind: str) -> Path:
-    return cache_dir(ref) / f"{kind}-{cache_key(ref, kind)[:32]}.sqlite"
+def cache_path(ref: Any, kind: str, directory: Path | None = None) -> Path:
+    """The cache file of ``kind`` for this bundle and search code in ``directory`` (default:
+    the first choice of :func:`cache_dirs`)."""
+    d = directory if directory is not None else cache_dirs(ref)[0]
+    return d / f"{kind}-{cache_key(ref, kind)[:32]}.sqlite"
 
 
 def _open_or_build(ref: Any, kind: str) -> _Index:
-    """The cached index when its file is present and whole; else built now, and cached for
-    the next process when a cache directory is writable."""
-    path = cache_path(ref, kind)
+    """The cached index when a file is present and whole; else built now, and cached for the
+    next process in the first cache directory that is writable."""
     key = cache_key(ref, kind)
-    if path.is_file():
-        try:
-            return _open_cached(path, key)
-        except (sqlite3.Error, ValueError, EOFError, TypeError, KeyError, IndexError) as e:
-            log.warning("search cache %s is unreadable (%s); rebuilding it", path, e)
+    paths = [cache_path(ref, kind, d) for d in cache_dirs(ref)]
+    for path in paths:
+        if path.is_file():
+            try:
+                return _open_cached(path, key)
+            except (sqlite3.Error, ValueError, EOFError, TypeError, KeyError, IndexError) as e:
+                log.warning("search cache %s is unreadable (%s); rebuilding it", path, e)
     docs = _icd_docs(ref) if kind == "icd" else _cpt_docs(ref)
-    try:
-        return _build_cached(docs, path, key)
-    except OSError as e:  # a read-only checkout or volume: keep the index in memory
-        log.warning("search cache %s not written (%s); index kept in memory", path, e)
-        return _Index(docs)
+    for path in paths:
+        try:
+            return _build_cached(docs, path, key)
+        except (OSError, sqlite3.Error) as e:  # a read-only checkout or volume
+            log.warning("search cache %s not written (%s)", path, e)
+    return _Index(docs)  # nowhere writable: the index lives in this process only
 
 
 def _open_cached(path: Path, key: str) -> _Index:
