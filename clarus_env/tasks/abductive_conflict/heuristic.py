@@ -9,10 +9,12 @@ tell the patient and the provider, audit, close) and decides with generic rules:
   distinct + modifier -> ``modifier_bypass_ignored``; distinct, no modifier ->
   ``missing_modifier``; not distinct -> ``legitimate_denial``.
 
-"Distinct" is read generically from the provider's line notes: clock intervals that do not
-overlap (a rule of thumb on start times); for two procedures, different anatomic words in
-the two notes; for an office visit with a service, the date of the visit's other problem's
-assessment against the date of service. So it is good, not perfect.
+"Distinct" is read generically from the provider's line notes, by rules of thumb: services
+whose clock times start at least 15 minutes apart; for two procedures, different anatomic
+words in the two notes (it misses a second lesion at the same named site and a nerve block
+on the same hand); for an office visit with a service, a plan word (prescribed, started, ...)
+in the visit note (it misses that the entry's date is an earlier visit's). So it is good, not
+perfect.
 
 Hooks for ``clarus audit``: ``hide`` (artifact types whose data it must treat as unseen; it
 still fetches them), ``decide(view)`` (replaces its decision), ``respond`` (unused: this task
@@ -32,8 +34,9 @@ NCCI_MODIFIERS = {"25", "57", "58", "59", "78", "79", "91", "XE", "XS", "XP", "X
                   "F9", "TA", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "LC", "LD",
                   "LM", "RC", "RI", "24", "27"}
 LINE_NOTE = re.compile(r"^Line (\d+) \(([0-9A-Z]{5})\): (.*)$")
-NOTE_DATE = re.compile(r"\b(\d{2})/(\d{2})/(\d{4})\b")
-INTERVAL = re.compile(r"\b(\d{1,2}):(\d{2})\s*[–-]\s*(\d{1,2}):(\d{2})\b")
+# a service's interval: its first two clock times, however the therapist wrote them
+# ("08:10–08:25", "from 08:10 to 08:25", "15 min starting 08:10, ending 08:25")
+INTERVAL = re.compile(r"\b(\d{1,2}):(\d{2})\b\D{1,30}?\b(\d{1,2}):(\d{2})\b")
 ANATOMY = frozenset((
     "left", "right", "upper", "lower", "mid", "back", "shoulder", "arm", "forearm", "thigh",
     "leg", "knee", "hip", "ankle", "foot", "toe", "finger", "hand", "wrist", "thumb", "elbow",
@@ -95,12 +98,9 @@ def documented_distinct(provider: dict[str, Any]) -> bool | None:
         (s1, _e1), (s2, _e2) = ia[0], ib[0]
         return abs(s1 - s2) >= 15
     em = [c for c in codes if c.startswith("992")]
-    if em:  # a separate problem managed: its assessment is dated the date of service (a
-        # dated entry from an earlier visit is carried forward, not managed today)
-        dos = str(provider.get("date_of_service", ""))
-        dates = {f"{y}-{m}-{d}" for m, d, y in NOTE_DATE.findall(notes[em[0]])}
-        if dates:
-            return dos in dates
+    if em:  # a separate problem managed: something prescribed, started or arranged (a rule
+        # of thumb: it takes an entry carried forward from an earlier visit, with its old
+        # date, for one managed today)
         return any(w in notes[em[0]].lower() for w in MANAGED)
     return _anatomy(notes[a]) != _anatomy(notes[b])
 
