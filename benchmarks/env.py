@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -102,10 +103,12 @@ def bench_task(task: str, episodes: int) -> None:
           f"same scenarios {loads:,.0f}/s)")
 
 
-def bench_loop(task: str, agent: str, rounds: int) -> tuple[float, float, float]:
+def bench_loop(task: str, agent: str, rounds: int) -> tuple[float, float, float, float]:
     """Episodes/s and µs per episode of the user's loop over the dev split. Each episode is
     timed ``rounds`` times and its fastest run kept: on a shared machine another process's
-    time slice lands in some runs of an episode, rarely in all of them."""
+    time slice lands in some runs of an episode, rarely in all of them. Also the CPU time
+    per episode of the fastest whole pass (``time.process_time``: time spent waiting for a
+    core is not counted, so two runs side by side on a loaded machine compare fairly)."""
     from clarus_env.env import make
     from clarus_env.evaluation import run_episode
     from clarus_env.splits import seeds
@@ -116,11 +119,14 @@ def bench_loop(task: str, agent: str, rounds: int) -> tuple[float, float, float]
         run_episode(env, agent, s, 0)
     best = dict.fromkeys(dev, float("inf"))
     clock = time.perf_counter
+    cpu = float("inf")
     for _ in range(rounds):
+        c = time.process_time()
         for s in dev:
             t = clock()
             run_episode(env, agent, s, 0)
             best[s] = min(best[s], clock() - t)
+        cpu = min(cpu, time.process_time() - c)
     total = sum(best.values())
     statements = 0.0
     if task != "medical_coding":  # SQLite statements per episode, counted by SQLite itself
@@ -134,7 +140,7 @@ def bench_loop(task: str, agent: str, rounds: int) -> tuple[float, float, float]
             run_episode(env, agent, s, 0)
         env.db.set_trace_callback(None)
         statements = n[0] / len(dev)
-    return len(dev) / total, total / len(dev) * 1e6, statements
+    return len(dev) / total, total / len(dev) * 1e6, cpu / len(dev) * 1e6, statements
 
 
 def bench_scale(agent: str, tasks: list[str], split: str, trials: int, workers: int) -> None:
@@ -225,12 +231,12 @@ def main() -> None:
         return
     if args.loop:
         print(f"{'task':<26}{'agent':<11}{'episodes/s':>11}{'µs/episode':>12}"
-              f"{'SQL/episode':>13}")
+              f"{'CPU µs/ep':>11}{'SQL/episode':>13}  (load {os.getloadavg()[0]:.1f})")
         for task in args.tasks:
             for agent in args.agents:
-                rate, us, sql = bench_loop(task, agent, args.rounds)
-                print(f"{task:<26}{agent:<11}{rate:>11,.0f}{us:>12,.0f}{sql:>13.1f}",
-                      flush=True)
+                rate, us, cpu, sql = bench_loop(task, agent, args.rounds)
+                print(f"{task:<26}{agent:<11}{rate:>11,.0f}{us:>12,.0f}{cpu:>11,.0f}"
+                      f"{sql:>13.1f}", flush=True)
         return
     for task in args.tasks:
         bench_task(task, args.episodes)
