@@ -116,7 +116,7 @@ SELECT EXISTS(SELECT 1 FROM diagnoses) AND NOT EXISTS(SELECT 1 FROM premature),
        || ' before reading the NCCI edit and the provider record'
   WHEN EXISTS(SELECT 1 FROM diagnoses WHERE finding = 'legitimate_denial')
   THEN 'legitimate_denial concluded after the NCCI edit and provider record were read'
-  ELSE 'no legitimate_denial conclusion' END
+  ELSE 'no conclusion that the denial stands' END
 """
 
 APPEAL_SQL = f"""
