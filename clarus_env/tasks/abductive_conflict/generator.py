@@ -26,14 +26,16 @@ Branches (what the agent must conclude, from the edit *and* the notes):
 - ``d``  no active edit (deleted or never listed): the insurer applied an edit that does not
   exist, appeal ``no_active_edit`` whatever the modifiers or notes.
 
-Balance: the seeds of each split are ranked by a SHA-256 of the seed; the first half of the
-ranking answers with an appeal (b or d), the second half does not, and inside each half the
-branches take their exact shares in rank order (``_split_branches``), so every split is
-exactly 50% appeal and no seed tells anything about its neighbours. No visible id holds the
-seed. Every claim line points to every diagnosis; the family drawn per branch follows
-``BRANCH_FAMILIES``; in train, the paid and denied codes of therapy and "apart" pairs have the
-same distribution under every edit status (``_balanced``), so neither the codes, the
-modifiers nor the pointers predict the outcome much better than the modal class.
+Balance: the seeds of each split are ranked by a SHA-256 of the seed and the branches take
+their exact shares (``SHARES``) in rank order (``_split_branches``): d and a0, which the lookup
+alone decides, are small; the four indicator-1 cells are equal. No seed tells anything about
+its neighbours and no visible id holds the seed. Every claim line points to every diagnosis;
+the family drawn per branch follows ``BRANCH_FAMILIES``; in train, the paid and denied codes
+of therapy pairs have the same distribution under every edit status (``_balanced``), so
+neither the codes, the modifiers nor the pointers predict the outcome much better than the
+modal class. Whether the notes document a distinct service is always a relation between two
+fields written in one vocabulary (a date against the date of service, two distances from a
+landmark, two sides, two clock intervals), never a word that only one story uses.
 """
 
 from __future__ import annotations
@@ -440,11 +442,10 @@ FAMILIES = ("em", "proc", "apart", "therapy")
 # which family each branch draws, per mille. What the real table allows: an office visit with
 # a same-day service is always edited with indicator 1; two same-site procedures are edited
 # (indicator 0 or 1), practically never without an edit; two procedures on unrelated areas
-# are either unedited or edited with indicator 1, and are always distinct (so never a1m/a1n);
-# therapy pairs have all three statuses. The weights put most of every branch on therapy, the
-# one family where every answer occurs, and give the distinct-only "apart" family the same
-# share of b as of d, so that no family with a modifier flag names the answer much better
-# than the modal class.
+# are either unedited or edited with indicator 1, and are always distinct, so they are drawn
+# only without an edit (with indicator 1 they would name b or c together with the modifier
+# flag); therapy pairs have all three statuses. The four indicator-1 cells draw the same
+# family weights, so no family with a modifier flag names the answer.
 BRANCH_FAMILIES: dict[str, tuple[tuple[str, int], ...]] = {
     "b": (("em", 200), ("proc", 200), ("therapy", 600)),
     "c": (("em", 200), ("proc", 200), ("therapy", 600)),
