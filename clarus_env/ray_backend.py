@@ -10,10 +10,9 @@ gathered in plan order, so the results equal a serial run's.
 
 from __future__ import annotations
 
-import marshal
 from typing import Any
 
-from .evaluation import Plan, chunks, run_chunk
+from .evaluation import Plan, chunks, load_chunk, run_chunk
 
 
 class _Runner:
@@ -47,7 +46,7 @@ def run_plan_ray(agent: str, split: str, plan: Plan, *, workers: int, address: s
         # ActorPool.map yields in submission order: the results file is the serial run's
         for piece, part in zip(pieces, pool.map(lambda a, c: a.run.remote(agent, split, c),
                                                 pieces), strict=True):
-            episodes.extend(marshal.loads(part))
+            episodes.extend(load_chunk(part))
             if bar is not None:
                 bar.update(len(piece))
     finally:
