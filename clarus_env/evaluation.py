@@ -233,9 +233,12 @@ _INHERITED: list[Any] = []
 
 def _fresh_worker() -> None:
     """A forked worker must not use the parent's SQLite connections (nor close them): it
-    sets them aside and opens its own envs."""
+    sets them aside and opens its own envs. What it inherited is moved out of the cyclic
+    collector's reach (``gc.freeze``), so the worker's collections neither scan the parent's
+    heap nor write to its pages (each write a copy-on-write page copy)."""
     _INHERITED.extend(_ENVS.values())
     _ENVS.clear()
+    gc.freeze()
 
 
 def _run_plan_processes(agent: str, split: str, plan: Plan, workers: int,
