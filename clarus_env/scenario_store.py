@@ -32,7 +32,10 @@ def _split_index(path: str) -> dict[int, tuple[bytes, bool]]:
     import pyarrow.ipc as ipc
 
     table = ipc.open_file(pa.memory_map(path)).read_all()
-    texts = table.column("scenario_json").cast(pa.binary()).to_pylist()
+    # a zero-copy view of the UTF-8 column as binary (a ``cast`` would import
+    # pyarrow.compute, ~0.14 s of every fresh worker's start)
+    texts = [t for chunk in table.column("scenario_json").chunks
+             for t in chunk.view(pa.binary()).to_pylist()]
     return {seed: (text, _LONG_RUN not in text.translate(_DIGIT_MAP))
             for seed, text in zip(table.column("seed").to_pylist(), texts, strict=True)}
 
