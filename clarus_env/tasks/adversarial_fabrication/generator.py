@@ -142,6 +142,7 @@ MAX_EXCESS = 100_000  # a bill $400 to $1,000 above the estimate
 # hopeless draws before pricing their candidates (the candidates are exact)
 EXCESS_SPAN = {"within": (-25, 0), "under": (0, 40_000),
                "over_open": (0, MAX_EXCESS), "over_closed": (0, MAX_EXCESS)}
+LATE_WEEKEND = 0.16  # late GFEs delivered on the weekend after the deadline
 EHR_STATES_PRINTED = 0.4  # a late GFE's EHR counter states its printed date (else later)
 WITHIN_ESTIMATE = 0.42  # bills within the convener's expected charges, in every branch
 FINDINGS = ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
@@ -821,6 +822,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             delivered = gfe_deadline + dt.timedelta(days=1)
         else:
             delivered = add_business_days(gfe_deadline, rng.randrange(1, x_max + 1))
+        # released over a weekend about as often as a timely GFE is (an on-time GFE goes out
+        # on a weekend booking day): a weekend delivery day no longer says "timely"
+        weekend = gfe_deadline + dt.timedelta(days=(5 - gfe_deadline.weekday()) % 7 or 7)
+        weekend += dt.timedelta(days=rng.randrange(2))
+        if rng.random() < LATE_WEEKEND and weekend < dos:
+            delivered = weekend
     if timing == "dated_before_scheduling":
         # Sent late by the real booking, but dated (and the booking stated) before the
         # booking existed, so that the printed date alone reads as on time: late by the
