@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,15 +38,46 @@ BATCH_ROWS = 65_536
 # refresh (decompression speed does not depend on the level). Builds that only need a
 # bundle fast (scale benchmarks, CI fixtures) may pass a lower level; bytes then differ.
 ZSTD_LEVEL = 19
+# ... but level 19 is slow: ~4-8 MB/s of Arrow data, and levels 1-17 all give about the same
+# size (real 2026C ncci_ptp, 199 MB uncompressed: 30.4 MB at level 1 in 0.1 s, 29.1 MB at 17,
+# 12.4 MB at 19 in ~25-45 s; benchmarks/pipeline.py --zstd). A 10M-row NCCI quarter (715 MB)
+# would spend 100+ s in level 19 alone, beyond the refresh's 60 s budget, so a table larger
+# than LARGE_TABLE_BYTES is written at LARGE_TABLE_LEVEL (the fastest level, and no larger
+# than 3-17 on this data), and the manifest says so for that table. Today's tables are all
+# below the limit, so the committed bundle keeps level 19 throughout.
+LARGE_TABLE_BYTES = 256 << 20
+LARGE_TABLE_LEVEL = 1
+
+
+def level_for(table: pa.Table, level: int = ZSTD_LEVEL) -> int:
+    """The zstd level ``table`` is written at when ``level`` is asked for."""
+    return min(level, LARGE_TABLE_LEVEL) if table.nbytes > LARGE_TABLE_BYTES else level
+
+
+def batches(table: pa.Table) -> Iterator[pa.RecordBatch]:
+    """``table`` as record batches of exactly ``BATCH_ROWS`` rows (the last one shorter),
+    so the batch boundaries depend on the row count alone, never on how the columns are
+    chunked (tables from ``conform`` have one chunk per column: these are plain slices)."""
+    for start in range(0, table.num_rows, BATCH_ROWS):
+        piece = table.slice(start, BATCH_ROWS)
+        if any(c.num_chunks != 1 for c in piece.columns):
+            piece = piece.combine_chunks()  # only a batch that straddles chunks is copied
+        yield from piece.to_batches()
+
+
+def write_table(sink: Any, table: pa.Table, level: int = ZSTD_LEVEL) -> None:
+    """Write ``table`` to ``sink`` as a bundle file (zstd-compressed Arrow IPC), batch by
+    batch: only one compressed batch is held at a time, never the whole file."""
+    options = ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=level))
+    with ipc.new_file(sink, table.schema, options=options) as writer:
+        for batch in batches(table):
+            writer.write_batch(batch)
 
 
 def table_bytes(table: pa.Table, level: int = ZSTD_LEVEL) -> bytes:
     """The exact bytes of ``table`` as a bundle file (zstd-compressed Arrow IPC)."""
     sink = pa.BufferOutputStream()
-    options = ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=level))
-    with ipc.new_file(sink, table.schema, options=options) as writer:
-        for batch in table.to_batches(max_chunksize=BATCH_ROWS):
-            writer.write_batch(batch)
+    write_table(sink, table, level)
     return sink.getvalue().to_pybytes()
 
 
@@ -88,14 +120,23 @@ def write_bundle(
     try:
         outputs: dict[str, Any] = {}
         for name in sorted(tables):
-            data = table_bytes(tables[name], level)
-            (tmp / f"{name}.arrow").write_bytes(data)
+            path = tmp / f"{name}.arrow"
+            used = level_for(tables[name], level)
+            data = table_bytes(tables[name], used)
+            path.write_bytes(data)
             outputs[name] = {
                 "file": f"{name}.arrow",
                 "rows": tables[name].num_rows,
                 "sha256": hashlib.sha256(data).hexdigest(),
                 "bytes": len(data),
             }
+            del data
+            if used != level:
+                outputs[name]["compression"] = (
+                    f"zstd level {used}, not {level}: {tables[name].nbytes / 1e6:,.0f} MB of "
+                    f"Arrow data is over the {LARGE_TABLE_BYTES >> 20} MiB that level {level} "
+                    "compresses within the refresh's time budget; levels 1-17 give about the "
+                    "same size, so the fastest is used (pipelines/lib/bundle.py)")
         full = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,

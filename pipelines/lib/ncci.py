@@ -16,7 +16,10 @@ import random
 import re
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 
+from .conform import key_order, repeated_rows, sort_by_key, typed
 from .errors import SourceFormatError
 
 CODE_RE = r"^(?:\d{4}[0-9A-Z]|[A-Z]\d{4})$"
@@ -113,6 +116,8 @@ def _as_utf8(data: bytes) -> bytes:
     """
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    if data.isascii():  # no decoded copy of a 165 MB part just to learn it is valid
+        return data
     try:
         data.decode("utf-8")
         return data
@@ -400,55 +405,51 @@ def parse_ptp_derived(data: bytes, source: str) -> pl.DataFrame:
 # PtP: merging parts
 
 
-def _first_duplicate(df: pl.DataFrame, key: tuple[str, ...] | list[str]) -> int | None:
-    """Index of the first row whose key occurs more than once, or None.
-
-    A 64-bit hash per row finds the candidates (8 bytes a row; hashing the struct of five
-    string columns of a 10M-row quarter directly took 1.7 GB), and only the rows whose hash
-    repeats are compared exactly, so a hash collision is never reported as a duplicate.
-    """
-    h = df.select(pl.struct(key).hash(seed=0)).to_series()
-    candidates = h.is_duplicated()
-    if not candidates.any():
-        return None
-    idx = candidates.arg_true()
-    sub = df[idx]
-    first = sub.select(pl.struct(key).is_duplicated().arg_true().first()).item()
-    return None if first is None else int(idx[first])
-
-
-def merge_ptp_parts(frames: list[pl.DataFrame], source: str = "PtP parts f1-f4") -> pl.DataFrame:
-    """Concatenate the quarterly parts f1..f4 and refuse a row that appears in two places.
+def merge_ptp_parts(parts: list[pl.DataFrame | pa.Table],
+                    source: str = "PtP parts f1-f4") -> pa.Table:
+    """Concatenate the quarterly parts f1..f4 into the ``ncci_ptp`` table, sorted by its key,
+    and refuse a row that appears in two places.
 
     A repeated edit means a part was supplied twice or two parts overlap, which would double-count
-    edits downstream. The key is ``PTP_UNIQUE_KEY`` (see the finding above it).
+    edits downstream. The key is ``PTP_UNIQUE_KEY`` (see the finding above it). Each part is
+    typed on its own (pass them as ``conform.typed`` tables to free each parsed frame early);
+    parts that arrive in key order, as CMS publishes them, are checked in one linear pass and
+    never sorted, and a repeat is found among neighbours of the sorted table, so no per-row
+    hash table or Python object is built for a 10M-row quarter.
     """
-    if not frames:
+    if not parts:
         raise SourceFormatError(source, "no PtP parts to merge", expected="1 to 4 parsed parts")
-    for i, f in enumerate(frames):
-        if tuple(f.columns) != PTP_COLUMNS:
+    tables = []
+    for i, f in enumerate(parts):
+        cols = f.columns if isinstance(f, pl.DataFrame) else f.column_names
+        if tuple(cols) != PTP_COLUMNS:
             raise SourceFormatError(
                 source, f"part #{i + 1} has other columns", expected=", ".join(PTP_COLUMNS),
-                found=", ".join(f.columns),
+                found=", ".join(cols),
             )
-    out = pl.concat(frames, how="vertical", rechunk=False)
-    dup = _first_duplicate(out, PTP_UNIQUE_KEY)
-    if dup is not None:
-        row = out.row(dup, named=True)
-        sizes = [f.height for f in frames]
-        parts, start = [], 0
-        mask = pl.all_horizontal(
-            (pl.col(k) == row[k]) if row[k] is not None else pl.col(k).is_null()
-            for k in PTP_UNIQUE_KEY
-        )
-        hits = out.select(mask.arg_true()).to_series().to_list()
+        tables.append(typed(f, "ncci_ptp", f"{source} part #{i + 1}"))
+    sizes = [t.num_rows for t in tables]
+    out = pa.concat_tables(tables)
+    del tables
+    order = key_order(out, PTP_UNIQUE_KEY)
+    out = sort_by_key(out, "ncci_ptp", order)
+    repeats = repeated_rows(out, PTP_UNIQUE_KEY)
+    if len(repeats):
+        # every sorted position in a run of equal keys, mapped back to its input row
+        runs = pc.indices_nonzero(pc.is_in(pa.array(range(out.num_rows)), pa.concat_arrays(
+            [repeats, pc.subtract(repeats, 1)])))
+        original = order.take(runs).to_pylist()
+        keys = out.select(list(PTP_UNIQUE_KEY)).take(runs).to_pylist()
+        first = original.index(min(original))
+        row = keys[first]
+        same = [o for o, k in zip(original, keys, strict=True) if k == row]
+        where, start = [], 0
         for j, size in enumerate(sizes):
-            parts += [
-                f"part #{j + 1} row {h - start + 1}" for h in hits if start <= h < start + size
-            ]
+            where += [f"part #{j + 1} row {h - start + 1}" for h in sorted(same)
+                      if start <= h < start + size]
             start += size
         raise SourceFormatError(
-            source, "the same PtP edit appears more than once (" + ", ".join(parts) + ")",
+            source, "the same PtP edit appears more than once (" + ", ".join(where) + ")",
             column=", ".join(PTP_UNIQUE_KEY), expected="each edit once",
             found=" | ".join("" if row[k] is None else str(row[k]) for k in PTP_UNIQUE_KEY),
         )

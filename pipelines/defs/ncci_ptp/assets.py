@@ -9,7 +9,7 @@ input, and the other is cross-checked against it so a drift is visible in the me
 import polars as pl
 
 from ...lib import ncci
-from ...lib.conform import conform
+from ...lib.conform import conform, typed
 from ...lib.errors import SourceFormatError
 from ...lib.fetch import Fetched
 from ..common import Normalized, raw_asset, table_asset
@@ -35,20 +35,26 @@ def cross_check(base: pl.DataFrame, other: pl.DataFrame, label: str) -> str:
 def build_ncci_ptp(raw: dict[str, Fetched]) -> Normalized:
     official = [raw[p] for p in PARTS if p in raw]
     complete_official = len(official) == 4 and not any(f.excerpt for f in official)
-    frames = {f.key: ncci.parse_ptp_official(f.data, f.file) for f in official}
-    inputs = {k: v.height for k, v in frames.items()}
+    inputs: dict[str, int] = {}
     notes: list[str] = []
     derived = raw.get("ptp_complete")
     if complete_official:
-        df = ncci.merge_ptp_parts(list(frames.values()))
+        # one part at a time: each parsed frame (~110 B a row) is typed to its Arrow columns
+        # (~70 B a row) and dropped before the next part is read
+        parts = []
+        for f in official:
+            frame = ncci.parse_ptp_official(f.data, f.file)
+            inputs[f.key] = frame.height
+            parts.append(typed(frame, "ncci_ptp", f.file))
+            del frame
         chosen = "official quarterly parts f1-f4"
-        sources = list(PARTS)
-    elif derived is not None:
-        df = ncci.parse_ptp_derived(derived.data, derived.file)
-        inputs["ptp_complete"] = df.height
-        chosen = f"complete derived copy {derived.file} (release {derived.release})"
-        sources = ["ptp_complete"]
-    else:
+        table = ncci.merge_ptp_parts(parts)
+        del parts
+        notes.append(f"table built from the {chosen}")
+        return Normalized(table, inputs, notes, list(PARTS))
+    frames = {f.key: ncci.parse_ptp_official(f.data, f.file) for f in official}
+    inputs.update({k: v.height for k, v in frames.items()})
+    if derived is None:
         missing = [p for p in PARTS if p not in raw]
         raise SourceFormatError(
             "ncci_ptp", "no complete PtP table: official parts missing or excerpts only",
@@ -56,11 +62,14 @@ def build_ncci_ptp(raw: dict[str, Fetched]) -> Normalized:
             found=f"missing {', '.join(missing) or 'none'}; excerpts "
                   f"{', '.join(f.key for f in official if f.excerpt) or 'none'}",
         )
+    df = ncci.parse_ptp_derived(derived.data, derived.file)
+    inputs["ptp_complete"] = df.height
+    chosen = f"complete derived copy {derived.file} (release {derived.release})"
     notes.append(f"table built from the {chosen}")
-    if not complete_official and frames:
+    if frames:
         notes.append(cross_check(df, pl.concat(list(frames.values())),
                                  "official " + ", ".join(f.file for f in official)))
-    return Normalized(conform(df, "ncci_ptp", chosen), inputs, notes, sources)
+    return Normalized(conform(df, "ncci_ptp", chosen), inputs, notes, ["ptp_complete"])
 
 
 ncci_ptp = table_asset("ncci_ptp", "ncci_ptp", "ncci_ptp_raw", build_ncci_ptp)
