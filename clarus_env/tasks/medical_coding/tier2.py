@@ -50,6 +50,9 @@ _SKIP_TITLE = re.compile(
     r"encounter|history|sequela|sequelae|subsequent|initial|pregnancy|puerperium|childbirth|"
     r"newborn|neonatal|perinatal|fetus|fetal|maternal|underdosing|poisoning|adverse effect|"
     r"without mention|in remission|status|complicating|delivery|gestation|trimester|"
+    # chemotherapy anemia is coded after the neoplasm with T45.1X5- (guideline I.C.2.c.2),
+    # which its tabular entry does not say: a lone sentence cannot carry it
+    r"antineoplastic chemotherapy|"
     r"unspecified (site|side|part|eye|ear|limb|joint|hand|foot|region|organ|lobe|bone|type|"
     r"kidney|knee|hip|shoulder|elbow|wrist|ankle|finger|toe|breast|ovary|lung)|"
     r"or|and/or|not|no)\b",
