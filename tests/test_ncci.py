@@ -182,7 +182,9 @@ def test_ptp_derived_bad_inputs(fixtures):
 
 def test_merge_ptp_parts(fixtures):
     part = parse_ptp_official(_read(fixtures, "ptp_official.txt"), SRC)
-    merged = merge_ptp_parts([part.head(4), part.slice(4)])
+    parts = [part.head(4), part.slice(4)]
+    merged = merge_ptp_parts(parts)
+    assert parts == []  # consumed, so a 10M-row quarter's parts are freed as they merge
     assert merged.equals(conform(part, "ncci_ptp"))
     # parts out of key order are sorted, and give the same table as in order
     assert merge_ptp_parts([part.slice(4), part.head(4)]).equals(merged)

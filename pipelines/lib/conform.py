@@ -100,25 +100,32 @@ def key_order(table: pa.Table, key: Sequence[str]) -> pa.Array:
     return pc.sort_indices(keys, sort_keys=[(k, "ascending", "at_start") for k in key])
 
 
-def sort_by_key(table: pa.Table, name: str, order: pa.Array | None = None) -> pa.Table:
-    """``table`` in ``TABLES[name]``'s key order, one contiguous chunk per column.
+def take_columns(columns: list[pa.ChunkedArray], order: pa.Array,
+                 schema: pa.Schema) -> pa.Table:
+    """The table of ``columns`` reordered by ``order``, one contiguous chunk per column.
 
-    Reordered one column at a time, each copy replacing its source before the next is made
-    (``table`` is consumed: pass the only reference). Every column goes through ``take``
-    even when the order is the identity, because the bundle's bytes have always been
-    written from ``take`` output (its buffers, validity bitmap included, serialize
-    differently from a cast's), and a rebuild must stay byte-identical.
+    ``columns`` is consumed: each reordered copy replaces its source in the list before the
+    next is made, so when the caller holds no other reference only one column is ever held
+    twice. Every column goes through ``take`` even when the order is the identity, because
+    the bundle's bytes have always been written from ``take`` output (its buffers, validity
+    bitmap included, serialize differently from a cast's), and a rebuild must stay
+    byte-identical.
     """
+    for i in range(len(columns)):
+        col = columns[i].take(order)
+        columns[i] = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+        del col
+    out = pa.Table.from_arrays(columns, schema=schema)
+    columns.clear()
+    pa.default_memory_pool().release_unused()  # the sources are gone: give their pages back
+    return out
+
+
+def sort_by_key(table: pa.Table, name: str, order: pa.Array | None = None) -> pa.Table:
+    """``table`` in ``TABLES[name]``'s key order, one contiguous chunk per column."""
     if order is None:
         order = key_order(table, TABLES[name].key)
-    schema = table.schema
-    cols = list(table.columns)
-    del table
-    for i in range(len(cols)):
-        col = cols[i].take(order)
-        cols[i] = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
-        del col
-    return pa.Table.from_arrays(cols, schema=schema)
+    return take_columns(list(table.columns), order, table.schema)
 
 
 def conform(df: pl.DataFrame | pa.Table, table: str, source: str = "<parsed>") -> pa.Table:

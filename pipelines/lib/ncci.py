@@ -19,7 +19,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .conform import key_order, repeated_rows, sort_by_key, typed
+from .conform import key_order, repeated_rows, take_columns, typed
 from .errors import SourceFormatError
 
 CODE_RE = r"^(?:\d{4}[0-9A-Z]|[A-Z]\d{4})$"
@@ -408,7 +408,8 @@ def parse_ptp_derived(data: bytes, source: str) -> pl.DataFrame:
 def merge_ptp_parts(parts: list[pl.DataFrame | pa.Table],
                     source: str = "PtP parts f1-f4") -> pa.Table:
     """Concatenate the quarterly parts f1..f4 into the ``ncci_ptp`` table, sorted by its key,
-    and refuse a row that appears in two places.
+    and refuse a row that appears in two places. ``parts`` is consumed (emptied), so each
+    part's memory goes as soon as its rows are in the merged table.
 
     A repeated edit means a part was supplied twice or two parts overlap, which would double-count
     edits downstream. The key is ``PTP_UNIQUE_KEY`` (see the finding above it). Each part is
@@ -428,11 +429,14 @@ def merge_ptp_parts(parts: list[pl.DataFrame | pa.Table],
                 found=", ".join(cols),
             )
         tables.append(typed(f, "ncci_ptp", f"{source} part #{i + 1}"))
+    parts.clear()  # consumed: the only references to the parts are now in ``tables``
     sizes = [t.num_rows for t in tables]
     out = pa.concat_tables(tables)
     del tables
     order = key_order(out, PTP_UNIQUE_KEY)
-    out = sort_by_key(out, "ncci_ptp", order)
+    schema, columns = out.schema, list(out.columns)
+    del out
+    out = take_columns(columns, order, schema)
     repeats = repeated_rows(out, PTP_UNIQUE_KEY)
     if len(repeats):
         # every sorted position in a run of equal keys, mapped back to its input row
