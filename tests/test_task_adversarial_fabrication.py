@@ -1315,3 +1315,40 @@ def test_record_realism() -> None:
                 seen["prv_refutes"] += 1
             assert booked == dt.date.fromisoformat(exp["scheduled_local_date"])
     assert all(seen[k] > 0 for k in ("leep", "ub04", "echo_hopd", "prv_refutes")), seen
+
+
+def test_surface_cues_of_round_2_say_nothing() -> None:
+    """The red team's round-2 cues stay closed (train seeds, independent of the splits): the
+    EHR counter's stated day agrees with the printed GFE date about as often whether it is
+    to be rejected or conceded; a weekend delivery day is about as common for a late GFE as
+    for a timely one; the merchant's name carries no word only one kind of party uses; the
+    scheduler is the other kind of party about two times in three where both are on the GFE."""
+    agree: Counter[tuple[str, bool]] = Counter()
+    weekend: Counter[tuple[bool, bool]] = Counter()
+    words: dict[str, Counter[str]] = {"provider": Counter(), "facility": Counter()}
+    both = flipped = 0
+    for seed in range(1000, 1600):
+        s = scenario(seed)
+        exp, v, arts = s["expected"], s["variant"], _arts(s)
+        printed = dt.date.fromisoformat(arts[exp["provider_record_id"]]["gfe"]["gfe_date"])
+        if exp["resolution_type"] != "no_action":
+            ehr = next(c for c in s["counters"] if c["kind"] == "ehr_notes")
+            stated = f"{printed:%B} {printed.day}, {printed.year}" in ehr["text"]
+            agree[(exp["counter_ehr_decision"], stated)] += 1
+        day = dt.date.fromisoformat(exp["gfe_delivered_local_date"])
+        weekend[(v["timing"] == "timely", day.weekday() >= 5)] += 1
+        merchant = arts[exp["processor_log_id"]]["merchant"]["name"]
+        words[v["scheduler"]].update(set(merchant.split()[-1:]))
+        if v["co_providers"] and (v["facility_priced"] or v["co_facility"]):
+            both += 1
+            flipped += v["split_scheduler"]
+
+    def share(c: Counter[Any], key: Any, other: Any) -> float:
+        return c[key] / max(1, c[key] + c[other])
+
+    assert abs(share(agree, ("reject", True), ("concede", True))
+               - share(agree, ("reject", False), ("concede", False))) < 0.15, agree
+    assert abs(share(weekend, (True, True), (True, False))
+               - share(weekend, (False, True), (False, False))) < 0.08, weekend
+    assert set(words["provider"]) == set(words["facility"]), words
+    assert 0.55 <= flipped / both <= 0.8, (flipped, both)

@@ -143,7 +143,7 @@ MAX_EXCESS = 100_000  # a bill $400 to $1,000 above the estimate
 EXCESS_SPAN = {"within": (-25, 0), "under": (0, 40_000),
                "over_open": (0, MAX_EXCESS), "over_closed": (0, MAX_EXCESS)}
 LATE_WEEKEND = 0.16  # late GFEs delivered on the weekend after the deadline
-EHR_STATES_PRINTED = 0.4  # a late GFE's EHR counter states its printed date (else later)
+EHR_STATES_PRINTED = 0.15  # a late GFE's EHR counter states its printed date (else later)
 WITHIN_ESTIMATE = 0.42  # bills within the convener's expected charges, in every branch
 FINDINGS = ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
             "billed_above_gfe", "no_violation")
