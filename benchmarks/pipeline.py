@@ -147,18 +147,38 @@ def _step_profile(instance, run_id: str, sampler: _Sampler) -> list[dict]:  # no
     return sorted(out, key=lambda r: r["start"])
 
 
+def bench_definitions():  # noqa: ANN201
+    """The pipeline's definitions on the benchmark's mirror and work dir (from BENCH_*)."""
+    from pipelines.definitions import make_definitions
+    from pipelines.resources import BundleStore, CmsSource
+    from pipelines.storage import ArrowIOManager
+
+    work = Path(os.environ["BENCH_WORK"])
+    level = os.environ.get("BENCH_ZSTD")
+    store = BundleStore(root=str(work / "out"), **({"zstd_level": int(level)} if level else {}))
+    return make_definitions(CmsSource(mirror_dir=os.environ["BENCH_MIRROR"]), store,
+                            ArrowIOManager(base_dir=str(work / "io")))
+
+
+def bench_job():  # noqa: ANN201
+    """The whole graph as one job, for ``execute_job`` (which needs a reconstructable job)."""
+    from dagster import Definitions, define_asset_job, in_process_executor
+
+    defs = bench_definitions()
+    return Definitions(assets=defs.assets, resources=defs.resources,
+                       jobs=[define_asset_job("bench")],
+                       executor=in_process_executor).get_job_def("bench")
+
+
 def build_child(mirror: str, work: str, scale: int, profile: bool = False,
-                zstd_level: int | None = None) -> None:
+                zstd_level: int | None = None, execute: bool = False) -> None:
     """One whole-graph build (run in a child process by ``bench_scale``)."""
     import resource
     from dataclasses import replace
 
-    from dagster import DagsterInstance, materialize
+    from dagster import DagsterInstance, execute_job, materialize, reconstructable
 
     from pipelines import sources
-    from pipelines.definitions import make_definitions
-    from pipelines.resources import BundleStore, CmsSource
-    from pipelines.storage import ArrowIOManager
 
     tmp = Path(work)
     src = Path(mirror)
@@ -168,15 +188,20 @@ def build_child(mirror: str, work: str, scale: int, profile: bool = False,
             replace(s, mirror=(f"generated/ccipra-bench-f{s.key[-1]}.txt",),
                     mirror_excerpt=False, optional=False)
             if s.key.startswith("ptp_f") else s for s in sources.RELEASES["2026C"]]
-    store = BundleStore(root=str(tmp / "out")) if zstd_level is None else \
-        BundleStore(root=str(tmp / "out"), zstd_level=zstd_level)
-    defs = make_definitions(CmsSource(mirror_dir=str(src)), store,
-                            ArrowIOManager(base_dir=str(tmp / "io")))
+    os.environ.update(BENCH_MIRROR=str(src), BENCH_WORK=str(tmp),
+                      BENCH_ZSTD="" if zstd_level is None else str(zstd_level))
     t = time.perf_counter()
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     with DagsterInstance.ephemeral() as instance:
-        res = materialize(list(defs.assets), partition_key="2026C", instance=instance,
-                          resources=defs.resources, raise_on_error=False)
+        if execute:
+            # execute_job keeps no step outputs; materialize() captures every one of them
+            # (the 660 MB of raw parts, the 715 MB table) until the run ends
+            res = execute_job(reconstructable(bench_job), instance, raise_on_error=False,
+                              tags={"dagster/partition": "2026C"})
+        else:
+            defs = bench_definitions()
+            res = materialize(list(defs.assets), partition_key="2026C", instance=instance,
+                              resources=defs.resources, raise_on_error=False)
         took = time.perf_counter() - t
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         steps = _step_profile(instance, res.run_id, sampler) if sampler else []
@@ -204,9 +229,9 @@ def build_child(mirror: str, work: str, scale: int, profile: bool = False,
 
 
 def bench_scale(mirror: Path, scales: list[int], profile: bool = False,
-                zstd_level: int | None = None) -> None:
+                zstd_level: int | None = None, execute: bool = False) -> None:
     for scale in scales:
-        extra = (["--profile"] if profile else []) + \
+        extra = (["--profile"] if profile else []) + (["--execute-job"] if execute else []) + \
             ([] if zstd_level is None else ["--bundle-zstd", str(zstd_level)])
         with tempfile.TemporaryDirectory() as tmp:
             # generated here, so the child's peak RSS is the build's alone
@@ -358,6 +383,9 @@ def main() -> None:
                    help="with --scale: time, CPU and peak RSS of every step")
     p.add_argument("--bundle-zstd", type=int, default=None,
                    help="with --scale: the bundle's zstd level (default: BundleStore's)")
+    p.add_argument("--execute-job", action="store_true",
+                   help="with --scale: run through execute_job (no output capture) instead "
+                        "of materialize (what python -m pipelines.refresh does)")
     p.add_argument("--build-child", type=int, help=argparse.SUPPRESS)
     p.add_argument("--work", help=argparse.SUPPRESS)
     p.add_argument("--ncci-rows", type=int, default=2_000_000)
@@ -365,14 +393,15 @@ def main() -> None:
         "CLARUS_CMS_MIRROR", str(REPO.parent / "shared" / "cms-data" / "raw")))
     args = p.parse_args()
     if args.build_child:
-        build_child(args.mirror, args.work, args.build_child, args.profile, args.bundle_zstd)
+        build_child(args.mirror, args.work, args.build_child, args.profile, args.bundle_zstd,
+                    args.execute_job)
         return
     if args.zstd:
         bench_zstd([int(x) for x in args.zstd.split(",")])
         return
     if args.scale:
         bench_scale(Path(args.mirror), [int(x) for x in args.scale.split(",")], args.profile,
-                    args.bundle_zstd)
+                    args.bundle_zstd, args.execute_job)
         if args.only_scale:
             return
     if not args.skip_build:
