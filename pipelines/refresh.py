@@ -2,7 +2,7 @@
 
 The ``dagster asset materialize`` command is superseded by ``dg launch`` (it warns on every
 run), and ``dg`` is a separate package; this runs the same asset graph with
-``dagster.materialize`` against the instance in ``$DAGSTER_HOME``, so runs, check
+``dagster.execute_job`` against the instance in ``$DAGSTER_HOME``, so runs, check
 evaluations and the check gate's history are the same ones ``dagster dev`` shows. It prints
 each failed step's own message (file, row, column) and exits non-zero, never a traceback.
 """
@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 
-from dagster import DagsterInstance, materialize
+from dagster import AssetSelection, DagsterInstance, execute_job, reconstructable
 
 from .sources import RELEASES
 
@@ -35,13 +35,24 @@ def main(argv: list[str] | None = None) -> int:
         print("set DAGSTER_HOME (the instance that keeps runs and check evaluations)",
               file=sys.stderr)
         return 2
-    from .definitions import defs
+    from .definitions import defs, refresh_job
 
+    selection = None
+    if args.select != "*":
+        # comma-separated clauses (``pfs_raw,reference_bundle``), each in Dagster's syntax
+        picked = AssetSelection.assets()
+        for clause in filter(None, (c.strip() for c in args.select.split(","))):
+            try:
+                picked = picked | AssetSelection.from_string(clause)
+            except Exception as exc:  # noqa: BLE001 (dagster raises several kinds)
+                print(f"--select: cannot read {clause!r} ({exc})", file=sys.stderr)
+                return 2
+        selection = sorted(picked.resolve(defs.resolve_asset_graph()))
     with DagsterInstance.get() as instance:
-        result = materialize(
-            list(defs.assets), partition_key=args.partition, instance=instance,
-            resources=defs.resources, raise_on_error=False,
-            selection=None if args.select == "*" else args.select)
+        # execute_job, not materialize: it keeps no step outputs in memory (see refresh_job)
+        result = execute_job(reconstructable(refresh_job), instance, raise_on_error=False,
+                             tags={"dagster/partition": args.partition},
+                             asset_selection=selection)
     failed = [(ev.step_key, ev.event_specific_data.error.message)
               for ev in result.all_events if ev.event_type_value == "STEP_FAILURE"]
     for step, message in failed:
