@@ -229,9 +229,9 @@ def build_child(mirror: str, work: str, scale: int, profile: bool = False,
 
 
 def bench_scale(mirror: Path, scales: list[int], profile: bool = False,
-                zstd_level: int | None = None, execute: bool = False) -> None:
+                zstd_level: int | None = None, execute: bool = True) -> None:
     for scale in scales:
-        extra = (["--profile"] if profile else []) + (["--execute-job"] if execute else []) + \
+        extra = (["--profile"] if profile else []) + ([] if execute else ["--materialize"]) + \
             ([] if zstd_level is None else ["--bundle-zstd", str(zstd_level)])
         with tempfile.TemporaryDirectory() as tmp:
             # generated here, so the child's peak RSS is the build's alone
@@ -383,9 +383,9 @@ def main() -> None:
                    help="with --scale: time, CPU and peak RSS of every step")
     p.add_argument("--bundle-zstd", type=int, default=None,
                    help="with --scale: the bundle's zstd level (default: BundleStore's)")
-    p.add_argument("--execute-job", action="store_true",
-                   help="with --scale: run through execute_job (no output capture) instead "
-                        "of materialize (what python -m pipelines.refresh does)")
+    p.add_argument("--materialize", action="store_true",
+                   help="with --scale: run through materialize (which keeps every step's "
+                        "output) instead of execute_job, as python -m pipelines.refresh does")
     p.add_argument("--build-child", type=int, help=argparse.SUPPRESS)
     p.add_argument("--work", help=argparse.SUPPRESS)
     p.add_argument("--ncci-rows", type=int, default=2_000_000)
@@ -394,14 +394,14 @@ def main() -> None:
     args = p.parse_args()
     if args.build_child:
         build_child(args.mirror, args.work, args.build_child, args.profile, args.bundle_zstd,
-                    args.execute_job)
+                    not args.materialize)
         return
     if args.zstd:
         bench_zstd([int(x) for x in args.zstd.split(",")])
         return
     if args.scale:
         bench_scale(Path(args.mirror), [int(x) for x in args.scale.split(",")], args.profile,
-                    args.bundle_zstd, args.execute_job)
+                    args.bundle_zstd, not args.materialize)
         if args.only_scale:
             return
     if not args.skip_build:
