@@ -215,7 +215,7 @@ def build_child(mirror: str, work: str, scale: int, profile: bool = False,
     inter = sum(p.stat().st_size for p in (tmp / "io").rglob("*") if p.is_file())
     rows = json.loads((tmp / "out" / "2026C" / "manifest.json").read_text())[
         "outputs"]["ncci_ptp"]["rows"]
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6  # KiB -> GB
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9  # KiB -> GB (10^9 B)
     cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
     for s in steps:
         print(f"  {s['step']:<32} {s['seconds']:6.1f} s wall {s['cpu_s']:6.1f} s cpu  "
