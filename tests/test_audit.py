@@ -135,10 +135,10 @@ def test_no_shortcut_passes_more_than_its_class(reports: dict[str, dict[str, Any
     assert best["pass_rate"] <= rep["modal_share"]["finding"]["share"] + 0.05, text
 
 
-# adversarial_fabrication: the kind of party that bills (a practice's office suite or a
-# licensed site) still names the responsible party often enough for a naive Bayes over the
-# records to reach ~0.60 vs modal 0.48 (issue 8). Strict xfail, like the forests below.
-NB_LEAKS = {"adversarial_fabrication"}
+# Every hand-written shortcut now stays within the modal share + 0.10 in every billing task (the
+# adversarial_fabrication party leak through the billing entity's kind closed in issue 8's third
+# round). A task listed here is a strict xfail.
+NB_LEAKS: set[str] = set()
 
 
 @pytest.mark.slow
@@ -157,12 +157,12 @@ def test_no_hand_written_shortcut_beats_the_modal_share(reports: dict[str, dict[
 
 # The generic random forests over every record value (rf_records: per outcome field, one
 # forest per feature kind, the best by out-of-bag accuracy) still beat the modal share by more
-# than 0.10 in every task: printed amounts and accumulator states in deductive_liability
-# (finding ~0.72 vs 0.23), the site's licence and the ledger balance in
-# adversarial_fabrication (party ~0.69 vs 0.48), and in abductive_conflict the note-free half
-# of the NCCI rule (no active edit -> insurer; party ~0.63 vs 0.50). Strict xfail: each flips
-# to a failure the day a generator change closes it, so the bound gets enforced then (issue 8).
-FOREST_LEAKS = {"deductive_liability", "adversarial_fabrication", "abductive_conflict"}
+# than 0.10 in two tasks, by approximating the task's own relations from raw amounts:
+# deductive_liability (finding ~0.62 vs 0.23: the EOB's deductible against the plan's met-to-date
+# total, coinsurance against the allowed amount) and adversarial_fabrication (resolution ~0.57 vs
+# 0.39: the bill against the estimate). abductive_conflict holds the bar since its third round.
+# Strict xfail: each flips to a failure the day a generator change closes it (issue 8).
+FOREST_LEAKS = {"deductive_liability", "adversarial_fabrication"}
 
 
 @pytest.mark.slow
