@@ -280,6 +280,9 @@ GAPS: dict[str, list[Gap]] = {
     "2025D": [
         Gap("no complete 2025 NCCI PtP or MUE table is available offline: 2024 Q3 is used",
             _NCCI_2024Q3),
+        Gap("no 2025 HCPCS Level II file or FY2025 ICD-10-CM tabular is in the mirror: "
+            "hcpcs_level2 is the January 2026 file and icd10cm the April 2026 (FY2026) tabular",
+            (("hcpcs_level2", "hcpcs"), ("icd10cm", "icd10cm_tabular"))),
         Gap("opps_rate is the CY2025 final-rule Addendum B, not a 2025 quarterly web update; "
             "asc_rate is the January 2025 ASC Addendum AA (no October 2025 file in the mirror)",
             (("opps_rate", "opps_addendum_b"),)),

@@ -107,3 +107,5 @@ def test_2025d_reproduces_the_official_payment_file(mirror: Path, tmp_path: Path
     assert m["outputs"]["asc_rate"]["releases"] == ["2025-01"]
     assert m["outputs"]["asc_rate"]["rows"] == 4_183
     assert m["outputs"]["opps_rate"]["rows"] == 18_682
+    # the mirror has no 2025 HCPCS/ICD-10-CM files: the manifest says the 2026 ones are used
+    assert any("hcpcs_level2 is the January 2026 file" in g for g in m["gaps"]), m["gaps"]
