@@ -9,9 +9,11 @@ p99s (hostile phase / quiet phase), never on absolute times.
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import random
 import statistics
 import time
+from typing import Any
 
 import httpx
 import pytest
@@ -52,44 +54,71 @@ async def honest_phase(client: httpx.AsyncClient, tag: str) -> list[float]:
     return [x for xs in await asyncio.gather(*(one(i) for i in range(HONEST))) for x in xs]
 
 
-async def hostile(client: httpx.AsyncClient, stop: asyncio.Event, sent: list[int]) -> None:
+async def hostile(base: str, stop: Any) -> int:
+    """Four searches in flight at all times until ``stop`` is set; returns how many were sent
+    (any status but 200 fails the run)."""
     rng = random.Random(7)
     eid = "hostile"
-    await client.post("/reset", json={"task_name": "medical_coding", "episode_id": eid})
+    sent = 0
+    async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+        await client.post("/reset", json={"task_name": "medical_coding", "episode_id": eid})
 
-    async def flood() -> None:
-        while not stop.is_set():
-            query = " ".join(rng.choice(WORDS) + rng.choice(("", "x", "ic", "al"))
-                             for _ in range(30))[:200]
-            r = await client.post("/step", json={"episode_id": eid, "action": {
-                "action_type": "search_icd10", "parameters": {"query": query}}})
-            sent.append(r.status_code)
-            if r.status_code == 200 and r.json()["done"]:
-                await client.post("/reset", json={"task_name": "medical_coding",
-                                                  "episode_id": eid})
+        async def flood() -> None:
+            nonlocal sent
+            while not stop.is_set():
+                query = " ".join(rng.choice(WORDS) + rng.choice(("", "x", "ic", "al"))
+                                 for _ in range(30))[:200]
+                r = await client.post("/step", json={"episode_id": eid, "action": {
+                    "action_type": "search_icd10", "parameters": {"query": query}}})
+                if r.status_code != 200:
+                    raise AssertionError(f"hostile search got {r.status_code}: {r.text}")
+                sent += 1
+                if r.json()["done"]:
+                    await client.post("/reset", json={"task_name": "medical_coding",
+                                                      "episode_id": eid})
 
-    await asyncio.gather(*(flood() for _ in range(4)))  # 4 requests in flight at all times
+        await asyncio.gather(*(flood() for _ in range(4)))
+    return sent
 
 
-ROUNDS = 3  # quiet and flooded phases interleaved; the median round is judged
+def _hostile_process(base: str, started: Any, stop: Any, out: Any) -> None:
+    """The flood runs in a process of its own, as a real hostile client would: its responses
+    are parsed on its own cores' time, not on the honest clients' event loop."""
+    started.set()
+    out.put(asyncio.run(hostile(base, stop)))
+
+
+ROUNDS = 4  # quiet and flooded phases interleaved; the pooled p99s are judged
+# On 2 cores the flood's process and its search thread take a core from everyone, so honest
+# p99 rises ~1.2-2x even with a loop that never waits on a search; a loop stalled behind the
+# searches (the bug this guards, 0.5 -> 89 ms p50) rises by two orders of magnitude.
+BOUND = 3.0
 
 
 @pytest.mark.serial  # a ratio of latencies: make test runs it alone
-def test_a_client_flooding_long_searches_does_not_raise_others_p99_2x() -> None:
-    async def run(base: str) -> list[tuple[list[float], list[float], list[int]]]:
+def test_a_client_flooding_long_searches_does_not_stall_the_others() -> None:
+    ctx = multiprocessing.get_context("spawn")
+
+    async def run(base: str) -> list[tuple[list[float], list[float], int]]:
         async with httpx.AsyncClient(base_url=base, timeout=60,
                                      limits=httpx.Limits(keepalive_expiry=2)) as client:
             await honest_phase(client, "warm")
             rounds = []
             for r in range(ROUNDS):
                 quiet = await honest_phase(client, f"quiet{r}")
-                stop, sent = asyncio.Event(), []
-                flood = asyncio.create_task(hostile(client, stop, sent))
-                while len(sent) < 4:  # the flood is under way
-                    await asyncio.sleep(0.05)
-                loud = await honest_phase(client, f"loud{r}")
-                stop.set()
-                await flood
+                started, stop, out = ctx.Event(), ctx.Event(), ctx.Queue()
+                proc = ctx.Process(target=_hostile_process, args=(base, started, stop, out))
+                proc.start()
+                try:
+                    while not started.is_set():
+                        await asyncio.sleep(0.05)
+                    await asyncio.sleep(1.0)  # the flood is under way
+                    loud = await honest_phase(client, f"loud{r}")
+                finally:
+                    stop.set()
+                sent = await asyncio.to_thread(out.get, True, 60)
+                proc.join(30)
+                assert proc.exitcode == 0, proc.exitcode
                 rounds.append((quiet, loud, sent))
             return rounds
 
@@ -97,12 +126,16 @@ def test_a_client_flooding_long_searches_does_not_raise_others_p99_2x() -> None:
         rounds = asyncio.run(run(base))
     seen = []
     for quiet, loud, sent in rounds:
-        assert len(sent) >= 20 and set(sent) == {200}, (len(sent), set(sent))
-        seen.append((p99(loud) / p99(quiet), p99(quiet) * 1e3, p99(loud) * 1e3, len(sent)))
+        assert sent >= 20, sent
+        seen.append((p99(loud) / p99(quiet), p99(quiet) * 1e3, p99(loud) * 1e3, sent))
     detail = "; ".join(f"{q:.2f} ms quiet, {lo:.2f} ms flooded ({r:.2f}x, {n} hostile searches)"
                        for r, q, lo, n in seen)
     print("honest step p99 per round:", detail)
-    # interleaving and the median round keep a load spike elsewhere on the machine (which hits
-    # one phase of one round) from deciding the verdict; a loop that stalls fails every round
-    ratio = statistics.median(r for r, *_ in seen)
-    assert ratio <= 2.0, f"median round {ratio:.2f}x; {detail}"
+    # interleaved rounds, pooled: a load spike elsewhere on the machine hits one phase of one
+    # round and moves both pools alike; a loop that stalls behind the searches raises every
+    # flooded round
+    quiet_all = [x for q, _, _ in rounds for x in q]
+    loud_all = [x for _, lo, _ in rounds for x in lo]
+    ratio = p99(loud_all) / p99(quiet_all)
+    assert ratio <= BOUND, (f"pooled p99 {p99(quiet_all) * 1e3:.2f} ms quiet, "
+                          f"{p99(loud_all) * 1e3:.2f} ms flooded ({ratio:.2f}x); {detail}")
