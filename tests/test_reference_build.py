@@ -4,6 +4,9 @@ bundle, and the official payment file reproduced to the cent through the pipelin
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -109,3 +112,26 @@ def test_2025d_reproduces_the_official_payment_file(mirror: Path, tmp_path: Path
     assert m["outputs"]["opps_rate"]["rows"] == 18_682
     # the mirror has no 2025 HCPCS/ICD-10-CM files: the manifest says the 2026 ones are used
     assert any("hcpcs_level2 is the January 2026 file" in g for g in m["gaps"]), m["gaps"]
+
+
+def test_refresh_cli_publishes_the_committed_bundle(mirror: Path, tmp_path: Path) -> None:
+    """``python -m pipelines.refresh`` as a data engineer runs it (execute_job against a real
+    DAGSTER_HOME): the published 2026C is the committed bundle byte for byte, and a partial
+    ``--select`` run afterwards passes the check gate from that instance's history and
+    publishes the same release."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("")
+    env = {**os.environ, "DAGSTER_HOME": str(home), "CLARUS_CMS_MIRROR": str(mirror),
+           "CLARUS_BUNDLE_ROOT": str(tmp_path / "bundles")}
+    committed = REPO_BUNDLES / "2026C"
+    for extra in ([], ["--select", "pfs_raw,reference_bundle"]):
+        out = subprocess.run([sys.executable, "-m", "pipelines.refresh", "--partition", "2026C",
+                              *extra], cwd=REPO_BUNDLES.parents[1], env=env,
+                             capture_output=True, text=True, timeout=900)
+        assert out.returncode == 0, out.stderr[-3000:]
+        published = tmp_path / "bundles" / "2026C"
+        names = sorted(p.name for p in committed.iterdir())
+        assert names == sorted(p.name for p in published.iterdir())
+        assert [n for n in names
+                if (committed / n).read_bytes() != (published / n).read_bytes()] == [], extra
