@@ -90,9 +90,10 @@ def _hostile_process(base: str, started: Any, stop: Any, out: Any) -> None:
 
 ROUNDS = 4  # quiet and flooded phases interleaved; the pooled p99s are judged
 # On 2 cores the flood's process and its search thread take a core from everyone, so honest
-# p99 rises ~1.2-2x even with a loop that never waits on a search; a loop stalled behind the
-# searches (the bug this guards, 0.5 -> 89 ms p50) rises by two orders of magnitude.
-BOUND = 3.0
+# p99 rises 1.2-6x (measured on clean clones) even with a loop that never waits on a search;
+# the bug this guards stalled everyone by two orders of magnitude (p50 0.5 -> 89 ms, p99
+# 309 ms). That searches never run on the loop at all is asserted exactly below.
+BOUND = 10.0
 
 
 @pytest.mark.serial  # a ratio of latencies: make test runs it alone
@@ -139,3 +140,22 @@ def test_a_client_flooding_long_searches_does_not_stall_the_others() -> None:
     ratio = p99(loud_all) / p99(quiet_all)
     assert ratio <= BOUND, (f"pooled p99 {p99(quiet_all) * 1e3:.2f} ms quiet, "
                           f"{p99(loud_all) * 1e3:.2f} ms flooded ({ratio:.2f}x); {detail}")
+
+
+def test_coding_steps_never_run_on_the_event_loop() -> None:
+    """The routing rule itself, without timing: a transport first tries a step with
+    ``nowait=True`` on the loop; a medical_coding step must refuse (WouldBlock, nothing
+    applied) so it goes to the threadpool, while a billing step is applied right there."""
+    from clarus_env.server.sessions import SessionManager, WouldBlock
+
+    sessions = SessionManager(capacity=4)
+    search = {"action_type": "search_icd10", "parameters": {"query": "fever"}}
+    sessions.reset("medical_coding", seeds("train", "medical_coding")[0], None, "coder")
+    with pytest.raises(WouldBlock):
+        sessions.step("coder", search, nowait=True)
+    out = sessions.step("coder", search)  # the threadpool's call: applied once
+    assert out["observation"]["api_calls_used"] == 1, out["observation"]
+    sessions.reset("deductive_liability", seeds("train", "deductive_liability")[0], None, "biller")
+    out = sessions.step("biller", {"action_type": "write_audit_entry",
+                                   "parameters": {"summary": "note"}}, nowait=True)
+    assert out["observation"]["api_calls_used"] == 1, out["observation"]
