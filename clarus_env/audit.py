@@ -639,6 +639,11 @@ def audit_task(task: str, split: str, *, limit: int | None = None,
         counts = Counter(e[f] for e in expected.values())
         value, n = max(sorted(counts.items()), key=lambda kv: kv[1])
         modal_share[f] = {"value": value, "share": round(n / len(split_seeds), 4)}
+    # the most common whole answer: what a constant answer (with the process done) passes at
+    tuples = Counter(tuple(e[f] for f in fields) for e in expected.values())
+    top, n_top = max(sorted(tuples.items()), key=lambda kv: kv[1])
+    modal_outcome = {"value": dict(zip(fields, top, strict=True)),
+                     "share": round(n_top / len(split_seeds), 4)}
     bar = None
     if progress:
         from tqdm import tqdm
@@ -674,7 +679,8 @@ def audit_task(task: str, split: str, *, limit: int | None = None,
     }
     return {"task": task, "split": split, "scenarios": len(split_seeds),
             "train_scenarios": len(train.scenarios), "fields": fields,
-            "modal_share": modal_share, "agents": rows, "best_shortcut": best}
+            "modal_share": modal_share, "modal_outcome": modal_outcome, "agents": rows,
+            "best_shortcut": best}
 
 
 def format_audit(report: dict[str, Any]) -> str:
@@ -703,12 +709,15 @@ def format_audit(report: dict[str, Any]) -> str:
         for f in fields)
     lines.append(f"best shortcut: pass {b['pass_rate']:.3f} (exploits included), outcome "
                  f"{b['outcome_accuracy']:.3f}; {margin}")
+    mo = report["modal_outcome"]
+    lines.append(f"most common whole answer on {report['split']}: share {mo['share']:.3f} ("
+                 + ", ".join(f"{short[f]}={v}" for f, v in mo["value"].items()) + ")")
     lines.append(verdict(report))
     return "\n".join(lines)
 
 
 FIELD_SLACK = 0.10  # a shortcut may beat a field's modal share by at most this much
-PASS_SLACK = 0.05  # and pass at most the modal finding's share plus this much
+PASS_SLACK = 0.05  # and pass at most the most common whole answer's share plus this much
 
 
 def verdict(report: dict[str, Any]) -> str:
@@ -717,7 +726,7 @@ def verdict(report: dict[str, Any]) -> str:
     short = {"finding": "finding", "responsible_party": "party",
              "resolution_type": "resolution", "appeal_reason": "reason"}
     breaks = []
-    cap = report["modal_share"]["finding"]["share"] + PASS_SLACK
+    cap = report["modal_outcome"]["share"] + PASS_SLACK
     for r in report["agents"]:
         if r["kind"] == "reference":
             continue
@@ -732,5 +741,5 @@ def verdict(report: dict[str, Any]) -> str:
                               f"{bar:.3f}")
     if not breaks:
         return (f"shortcut bar held: every field <= modal + {FIELD_SLACK:.2f}, "
-                f"pass <= modal finding + {PASS_SLACK:.2f}")
+                f"pass <= most common whole answer + {PASS_SLACK:.2f}")
     return "shortcut bar BROKEN: " + "; ".join(breaks)

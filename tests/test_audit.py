@@ -129,10 +129,10 @@ def test_no_shortcut_passes_more_than_its_class(reports: dict[str, dict[str, Any
     rep = reports[task]
     text = format_audit(rep)
     best = rep["best_shortcut"]
-    # a constant answer with the process done passes exactly where its class is the answer
-    # (and the amount, if any, is free): no shortcut may pass more than the most common
-    # finding's share plus 0.05
-    assert best["pass_rate"] <= rep["modal_share"]["finding"]["share"] + 0.05, text
+    # a constant answer with the process done passes exactly where the whole answer (finding,
+    # party, resolution, reason) is its own: no shortcut may pass more than the most common
+    # whole answer's share plus 0.05
+    assert best["pass_rate"] <= rep["modal_outcome"]["share"] + 0.05, text
 
 
 # Every hand-written shortcut now stays within the modal share + 0.10 in every billing task (the
@@ -235,13 +235,18 @@ def test_the_verdict_names_every_shortcut_that_breaks_the_bar() -> None:
            "field_accuracy": {"finding": 0.50, "responsible_party": 0.40}}
     report = {"fields": ["finding", "responsible_party"],
               "modal_share": {"finding": {"share": 0.30}, "responsible_party": {"share": 0.40}},
+              "modal_outcome": {"share": 0.20},
               "agents": [{**row, "agent": "leaky"},
+                         {**row, "agent": "constant", "pass_rate": 0.26,
+                          "field_accuracy": {"finding": 0.30, "responsible_party": 0.40}},
                          {**row, "agent": "fine", "field_accuracy": {
                              "finding": 0.35, "responsible_party": 0.45}},
                          {"kind": "reference", "agent": "oracle", "pass_rate": 1.0,
                           "field_accuracy": {"finding": 1.0, "responsible_party": 1.0}}]}
     text = verdict(report)
     assert text.startswith("shortcut bar BROKEN") and "leaky finding 0.500" in text
+    # passing more than the most common whole answer's share + 0.05 breaks the bar too
+    assert "constant pass 0.260 > 0.250" in text
     assert "fine" not in text and "oracle" not in text
-    report["agents"] = report["agents"][1:]
+    report["agents"] = report["agents"][2:]
     assert verdict(report).startswith("shortcut bar held")
