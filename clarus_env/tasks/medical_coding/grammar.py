@@ -156,11 +156,39 @@ SPECIALTY_BY_PREFIX = (
 )
 
 
+class PrefixTable:
+    """The value of the first (prefix, value) pair, in table order, whose prefix starts a code
+    -- by one dict probe per prefix length rather than a scan of the table: tier-2 cases bring
+    codes never seen before, so the scan ran on most cases."""
+
+    __slots__ = ("_by", "_lengths")
+
+    def __init__(self, pairs: Any) -> None:
+        by: dict[str, tuple[int, Any]] = {}
+        for n, (prefix, value) in enumerate(pairs):
+            by.setdefault(prefix, (n, value))
+        self._by = by
+        self._lengths = sorted({len(p) for p in by})
+
+    def first(self, code: str, default: Any = None) -> Any:
+        best = None
+        by = self._by
+        for k in self._lengths:
+            if k > len(code):
+                break
+            hit = by.get(code[:k])
+            if hit is not None and (best is None or hit[0] < best[0]):
+                best = hit
+        return default if best is None else best[1]
+
+
+_SPECIALTY_TABLE = PrefixTable(SPECIALTY_BY_PREFIX)
+
+
 def _specialty_of(code: str) -> str | None:
     got = _SPECIALTY_OF.get(code, "?")
     if got == "?":
-        got = _SPECIALTY_OF[code] = next(
-            (s for pre, s in SPECIALTY_BY_PREFIX if code.startswith(pre)), None)
+        got = _SPECIALTY_OF[code] = _SPECIALTY_TABLE.first(code)
     return got
 
 

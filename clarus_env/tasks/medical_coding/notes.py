@@ -44,6 +44,7 @@ from __future__ import annotations
 import random
 import re
 import zlib
+from itertools import pairwise
 from typing import Any
 
 from ...scenario import rng_for
@@ -189,10 +190,11 @@ class _Pools:
         )
         self.ref = ref
         self.chronic_12 = [c for c in self.chronic if c["age"][0] >= 12]
-        # candidates that fit (age, sex), per pool list the pools own (stable ids)
-        self._owned = {id(x) for x in (self.chronic, self.chronic_12, self.history_like,
-                                       self.screen, self.reason, self.reason_not_minor)}
-        self._fitting: dict[tuple[int, int, str], list[dict[str, Any]]] = {}
+        # candidates that fit (age, sex), per pool list the pools own (stable ids): built here
+        # for every age, since a first compile of each (pool, age, sex) scanned the whole pool
+        self._fitting = {id(x): _fitting_by_age(x) for x in (
+            self.chronic, self.chronic_12, self.history_like, self.screen, self.reason,
+            self.reason_not_minor)}
         self._neg_words: dict[str, list[str]] = {}
         self._excl: dict[str, list[tuple[str, str]]] = {}
         self._excl_pair: dict[tuple[str, str], bool] = {}
@@ -214,13 +216,12 @@ class _Pools:
         }
 
     def fitting(self, pool: list[dict[str, Any]], age: int, sex: str) -> list[dict[str, Any]]:
-        """The conditions of ``pool`` that fit the patient (cached for the pools' own lists)."""
-        if id(pool) not in self._owned:
-            return [c for c in pool if _fits(c, age, sex)]
-        key = (id(pool), age, sex)
-        if key not in self._fitting:
-            self._fitting[key] = [c for c in pool if _fits(c, age, sex)]
-        return self._fitting[key]
+        """The conditions of ``pool`` that fit the patient (precomputed for the pools' own
+        lists)."""
+        table = self._fitting.get(id(pool))
+        if table is not None and sex in table and 0 <= age <= MAX_AGE:
+            return table[sex][age]
+        return [c for c in pool if _fits(c, age, sex)]
 
     def negation_words(self, c: dict[str, Any]) -> list[str]:
         if c["id"] not in self._neg_words:
@@ -312,6 +313,27 @@ def _pools(ref: Any) -> _Pools:
 # --------------------------------------------------------------------------------------------
 def _fits(c: dict[str, Any], age: int, sex: str) -> bool:
     return c["age"][0] <= age <= c["age"][1] and c["sex"] in ("any", sex)
+
+
+MAX_AGE = 120  # the schema's bound on patient_age
+
+
+def _fitting_by_age(pool: list[dict[str, Any]]) -> dict[str, list[list[dict[str, Any]]]]:
+    """sex -> age -> the conditions of ``pool`` that fit, in pool order. Membership changes
+    only where some condition's age range starts or ends, so one list is built per stretch
+    between those ages and shared by every age in it."""
+    cuts = sorted({0, MAX_AGE + 1, *(c["age"][0] for c in pool),
+                   *(c["age"][1] + 1 for c in pool)})
+    out: dict[str, list[list[dict[str, Any]]]] = {}
+    for sex in ("female", "male"):
+        table: list[list[dict[str, Any]]] = []
+        for lo, hi in pairwise(cuts):
+            if lo > MAX_AGE:
+                break
+            members = [c for c in pool if _fits(c, lo, sex)]
+            table.extend([members] * (min(hi, MAX_AGE + 1) - lo))
+        out[sex] = table
+    return out
 
 
 def _patient(rng: random.Random, c: dict[str, Any]) -> tuple[int, str]:
@@ -635,6 +657,9 @@ _SYSTEMS_BY_PREFIX = (
 )
 
 
+_SYSTEMS_TABLE = grammar.PrefixTable(_SYSTEMS_BY_PREFIX)
+
+
 # social-history facts a documented condition would contradict
 _PARALYSIS = ("G80", "G81", "G82", "G83", "Z99.3", "Z89.4", "Z89.5", "Z89.6")
 _SOCIAL_CONFLICTS = (
@@ -674,7 +699,7 @@ def _systems_of(codes: tuple[str, ...], problem: str) -> frozenset[str]:
 
 
 def _code_systems_uncached(code: str, problem: str) -> set[str]:
-    out = set(next((s for pre, s in _SYSTEMS_BY_PREFIX if code.startswith(pre)), ()))
+    out = set(_SYSTEMS_TABLE.first(code, ()))
     if problem in ("acute_systemic", "chronic_exacerbation", "severe"):
         out.add("general")
     return out
@@ -685,12 +710,25 @@ _FINDING_KIND: dict[str, tuple[str | None, bool]] = {}
 _FINDING_ANY = re.compile("|".join(p.pattern for _, p in _NORMAL_FINDING)
                           + "|" + _VITAL_FINDING.pattern, re.IGNORECASE)
 _PLAIN_FINDING = (None, False)
+# a word every alternative of _FINDING_ANY contains: an ASCII text with none of them cannot
+# match, and most findings (every tier-2 one is new to the process) are decided without the
+# case-insensitive search, which costs ~9 us a text
+_FINDING_WORDS = ("lung", "clear", "rash", "skin", "rhythm", "rrr", "abdomen", "temp", "bp",
+                  "febrile")
 
 
 def _finding_kind(finding: str) -> tuple[str | None, bool]:
     """(the system a finding calls normal or None, whether it is a vital sign), per text."""
     got = _FINDING_KIND.get(finding)
     if got is None:
+        if finding.isascii():
+            low = finding.lower()
+            for word in _FINDING_WORDS:
+                if word in low:
+                    break
+            else:
+                got = _FINDING_KIND[finding] = _PLAIN_FINDING
+                return got
         if not _FINDING_ANY.search(finding):
             got = _FINDING_KIND[finding] = _PLAIN_FINDING
         else:
