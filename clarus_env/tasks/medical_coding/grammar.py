@@ -35,14 +35,15 @@ def randint(rng: random.Random, lo: int, hi: int) -> int:
     return lo + int(rng.random() * (hi - lo + 1))
 
 
-def sample(rng: random.Random, seq: Any, k: int) -> list:
+def sample(rng: random.Random, seq: Any, k: int, *, owned: bool = False) -> list:
     """``rng.sample`` by one ``random()`` draw per item (the pools are small: a pop from a
-    short list costs less than ``sample``'s set bookkeeping and ``getrandbits`` loop)."""
+    short list costs less than ``sample``'s set bookkeeping and ``getrandbits`` loop).
+    ``owned``: ``seq`` is a list the caller built for this draw, so it is popped in place."""
     if k <= 0:
         return []
     if k == 1 and seq:  # the same draw as the general case, without the copy
         return [seq[int(rng.random() * len(seq))]]
-    pool = list(seq)
+    pool = seq if owned else list(seq)
     rand = rng.random
     return [pool.pop(int(rand() * len(pool))) for _ in range(min(k, len(pool)))]
 

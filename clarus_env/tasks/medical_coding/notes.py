@@ -147,6 +147,9 @@ class _Pools:
         conds = cat.conditions
         by = cat.by_id
         self.symptoms = [c for c in conds if c["kind"] == "symptom" and "variants" not in c]
+        # what a note may deny: (symptom, id, code), an elevated BP reading never
+        self.negatable = [(c, c["id"], c["codes"][0]) for c in self.symptoms
+                          if c["id"] != "sx_elevated_bp"]
         self.easy_acute = [
             c
             for c in conds
@@ -252,8 +255,8 @@ class _Pools:
         for x in (a, b):
             if x not in self._excl:
                 self._excl[x] = known[x] if x in known else tier2.excluded_refs(self.ref, x)
-        return any(tier2.covered(b, lo, hi) for lo, hi in self._excl[a]) or any(
-            tier2.covered(a, lo, hi) for lo, hi in self._excl[b])
+        return (_covers(self._excl[a], b.replace(".", ""))
+                or _covers(self._excl[b], a.replace(".", "")))
 
     def is_title(self, text: str) -> bool:
         return text.lower() in self.titles
@@ -294,6 +297,19 @@ class _Pools:
 
 
 _title_style = tier2.title_style
+
+
+def _covers(ranges: list[tuple[str, str]], plain: str) -> bool:
+    """``tier2.covered`` over a code's Excludes1 ranges, for a code already without its dot."""
+    for lo, hi in ranges:
+        if lo == hi:
+            if plain.startswith(lo):
+                return True
+        else:
+            n = min(len(lo), len(hi))
+            if lo[:n] <= plain[:n] <= hi[:n]:
+                return True
+    return False
 
 
 _POOLS: dict[str, _Pools] = {}
@@ -389,7 +405,9 @@ class _Item:
     def systems(self) -> frozenset[str]:
         """The organ systems the item's codes involve (computed once)."""
         if self._systems is None:
-            self._systems = _systems_of(tuple(self.codes), self.problem)
+            codes = self.codes
+            self._systems = (_code_systems(codes[0], self.problem) if len(codes) == 1
+                             else _systems_of(tuple(codes), self.problem))
         return self._systems
 
 
@@ -776,6 +794,23 @@ _FOLLOW_UP_CC = re.compile(r"\b(f/u|follow-up|recheck|check|establishing care|re
                            r"transfer|here for procedure|scheduled)\b", re.IGNORECASE)
 
 
+# a word every alternative of _FOLLOW_UP_CC contains (see _FINDING_WORDS)
+_FOLLOW_UP_WORDS = ("f/u", "follow-up", "check", "establishing care", "referred", "transfer",
+                    "here for procedure", "scheduled")
+
+
+def _follow_up_cc(cc: str) -> bool:
+    """Whether the complaint names a follow-up, referral or scheduled visit."""
+    if cc.isascii():
+        low = cc.lower()
+        for word in _FOLLOW_UP_WORDS:
+            if word in low:
+                break
+        else:
+            return False
+    return bool(_FOLLOW_UP_CC.search(cc))
+
+
 _FOLLOW_UP = re.compile(r"^(follow-up of|f/u|recheck of)\s+|\s+follow-up$", re.IGNORECASE)
 _NOT_NOUNS = frozenset({"febrile", "short of breath"})  # read wrong after "Reports ..."
 
@@ -887,7 +922,7 @@ def _build_note(
     exam.extend(grammar.normal_exam(rng, age, blocked, pick(rng, (1, 1, 2, 3))))
     sections["exam"] = " ".join(exam)
     lines = []
-    follow_cc = bool(_FOLLOW_UP_CC.search(cc)) or not items or items[0].seventh == "D"
+    follow_cc = _follow_up_cc(cc) or not items or items[0].seventh == "D"
     for n, i in enumerate(items):
         if i.role == "status":
             continue
@@ -934,12 +969,8 @@ def _negations(
     for i in items:
         blocked.update(i.cond.get("integral", []))
         blocked.update((i.cond.get("uncertain") or {}).get("symptoms", []))
-    cands = [
-        s
-        for s in pools.symptoms
-        if s["id"] not in blocked and s["codes"][0] not in expected and s["id"] != "sx_elevated_bp"
-    ]
-    chosen = grammar.sample(rng, cands, n)
+    cands = [s for s, sid, code in pools.negatable if sid not in blocked and code not in expected]
+    chosen = grammar.sample(rng, cands, n, owned=True)
     return [
         {
             "id": c["id"],
@@ -1586,10 +1617,9 @@ def _finish(
     payer = payer_for(age)
     lines = PAYER_LINES[payer]  # a checksum of the note picks the wording: no rng draw
     note += "\n" + lines[zlib.crc32(note.encode()) % len(lines)]
-    accept = _accept(pools, items, codes, _dedupe(cpt), note, payer)
-    rules_out = _dedupe(
-        rules + [r for i in items for r in ([i.cond["rule"]] if i.role != "primary" else [])]
-    )
+    cpt_codes = _dedupe(cpt)
+    accept = _accept(pools, items, codes, cpt_codes, note, payer)
+    rules_out = rules + [i.cond["rule"] for i in items if i.role != "primary"]
     if negated:
         rules_out.append("negated findings are not coded")
     if positives:
@@ -1604,7 +1634,7 @@ def _finish(
         "expected": {
             "primary_icd10": codes[0],
             "secondary_icd10s": codes[1:],
-            "cpt_codes": _dedupe(cpt),
+            "cpt_codes": cpt_codes,
         },
         "accept": accept,
         "rules": _dedupe(rules_out),
