@@ -256,7 +256,7 @@ def test_split_duplicate_credit_accepts_the_part_each_filing_covers(ref: Any,
     """Policy "apply" with an open balance smaller than the duplicate: the balance correction
     for the applied part, or the refund of the rest, or either filing for the whole."""
     sc = next(sc for sc in (compile_scenario(TASK, s, ref) for s in seeds("train"))
-              if len(sc["expected"]["accepted_resolutions"]) == 2)
+              if len(sc["expected"]["amount_alternatives"]) == 2)
     exp = sc["expected"]
     whole, alts = exp["amount_cents"], dict(a.split(":") for a in exp["amount_alternatives"])
     ledger = next(a for a in sc["artifacts"] if a["type"] == "payment_ledger")["data"]

@@ -80,9 +80,9 @@ TASK = "deductive_liability"
 # finding (and, for coinsurance on billed, whose document erred) -> weight
 KINDS: tuple[tuple[str, int], ...] = (
     ("copay_not_credited", 5), ("duplicate_charge", 6), ("duplicate_posting", 5),
-    ("coinsurance_on_billed:insurer", 7), ("coinsurance_on_billed:provider", 7),
-    ("deductible_already_met", 10), ("balance_billing", 5), ("oop_max_exceeded", 8),
-    ("no_error", 7),
+    ("coinsurance_on_billed:insurer", 6), ("coinsurance_on_billed:provider", 6),
+    ("deductible_already_met", 8), ("balance_billing", 5), ("oop_max_exceeded", 7),
+    ("no_error", 8),
 )
 _STRATA: dict[str, list[str]] = {}
 
@@ -107,7 +107,7 @@ def _stratum(seed: int) -> str | None:
         random.Random(f"{TASK}:{key}:strata").shuffle(seq)
         _STRATA[key] = seq
     return _STRATA[key][seed - seeds(split, TASK).start]
-MARKUPS = (150, 165, 175, 180, 200, 225, 250, 275, 300)  # chargemaster = % of allowed
+MARKUPS = (130, 140, 150, 165, 175, 180, 200, 225, 250)  # chargemaster = % of allowed
 EM_NEW = ("99202", "99203", "99204", "99205")
 EM_EST = ("99212", "99213", "99214", "99215")
 # practice -> (specialty, copay benefit, procedures it performs, E/M diagnoses)
@@ -310,8 +310,17 @@ def price_lines(lines: list[dict[str, Any]], plan: dict[str, Any], *, visit_copa
     return out
 
 
+# the share of members close to the out-of-pocket maximum, and their room left (cents, drawn
+# log-uniformly and independently of this claim): below the claim's share the cap binds
+CLOSE_SHARE = 0.4
+CLOSE_ROOM = (1_500, 90_000)
+
+
+def _room_draw(rng: random.Random) -> int:
+    lo, hi = CLOSE_ROOM
+    return round(lo * (hi / lo) ** rng.random())
 # the deductible before the claim, where the member is far from the OOP maximum (every branch)
-DED_STATES: tuple[tuple[str, int], ...] = (("met", 2), ("partial", 6), ("not_met", 2))
+DED_STATES: tuple[tuple[str, int], ...] = (("met", 1), ("partial", 6), ("not_met", 2))
 
 
 def _remaining_draw(rng: random.Random, state: str, first_allowed: int) -> int:
@@ -391,12 +400,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # insurer that took coinsurance on the billed charge may still have applied the cap to
     # its wrong share; a stale deductible total is also a stale OOP total (the claims system
     # believed the member further from the cap), so that error is never capped.
-    cap_state = "bind" if kind == "oop_max_exceeded" else _weighted(
-        rng, (("far", 6), ("near", 2), ("bind", 2)))
-    if cap_state == "bind" and kind == "deductible_already_met":
-        cap_state = "near"
-    oop_bind = cap_state == "bind" and side != "insurer" or kind == "oop_max_exceeded"
-    near_cap = cap_state == "near"
+    # A member close to the maximum has room left drawn as one fraction of this claim's share
+    # in every branch (``CLOSE_ROOM``): below 1 the cap binds, above it the room only comes
+    # near, so how close the member is says nothing alone; only the room against the share
+    # (two records) decides whether the cap binds. A stale deductible total is never near the
+    # cap (near it the deductible is met, and the stale total would have to be met too).
+    close = kind == "oop_max_exceeded" or (
+        kind != "deductible_already_met" and rng.random() < CLOSE_SHARE)
+    cap_state = "far" if not close else "close"  # bind or near: decided against the share
     policy = "apply" if rng.random() < 0.5 else "refund"  # what the practice does with credits
 
     loc = C.pick_locality(rng, ref)
@@ -430,7 +441,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # does the claim need a procedure line (deductible / coinsurance on a non-copay line)?
     need_proc = (
         (kind in ("coinsurance_on_billed", "deductible_already_met") and has_copay)
-        or (duplicate_of is not None and has_copay) or (oop_bind and has_copay)
+        or (duplicate_of is not None and has_copay)
+        or (kind == "oop_max_exceeded" and has_copay)
     )
     # a copay plan's visit always carries a procedure line (deductible and coinsurance then
     # apply in every branch, not only where an error needs them)
@@ -497,6 +509,24 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         remaining = min(_remaining_draw(rng, ded_state, first_allowed), deductible)
     else:
         remaining = min(fl["allowed"] * 5 // 100, deductible)
+    counted = visit_copay if (visit_copay and plan["copays_count_toward_deductible"]) else 0
+    stale_draw = None
+    if kind == "deductible_already_met":
+        # the insurer's stale total is the EOB's state, drawn exactly as every branch draws a
+        # member's deductible left when some is left (partly or not met); the plan of record
+        # has less left — met, or a part of that, short of the claim's first line — so the
+        # EOB looks like any EOB and only the plan shows the member had less (or nothing) left
+        for _ in range(30):
+            stale_draw = min(deductible, _remaining_draw(
+                rng, _weighted(rng, DED_STATES[1:]), first_allowed))
+            top_r = min(stale_draw - counted - 100, first_allowed * 90 // 100)
+            if top_r > 0:
+                break
+        else:
+            stale_draw = min(deductible, counted + 100 + first_allowed // 2)
+            top_r = min(stale_draw - counted - 100, first_allowed * 90 // 100)
+        remaining = 0 if (top_r <= 1 or rng.random() < 0.3) else rng.randrange(1, top_r)
+        ded_state = "met" if remaining == 0 else "partial"
 
     # accumulators: the older claim in this plan year, then other claims, then this one
     insurer = rng.choice(C.INSURERS)
@@ -542,22 +572,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     stale_remaining = None
     eob_err: list[dict[str, int]] | None = None
     if kind == "deductible_already_met":
-        # the insurer's stale accumulator: some deductible "left" before this claim
-        counted = visit_copay if (visit_copay and plan["copays_count_toward_deductible"]) \
-            else 0
-        # the insurer's stale total is itself an ordinary accumulator state — a partly met or
-        # unmet deductible, drawn as every branch draws it — only larger than the plan's: the
-        # EOB looks like any EOB of such a member, and only the plan of record shows that the
-        # member had less (or nothing) left
-        for _ in range(30):
-            stale_remaining = min(deductible, _remaining_draw(
-                rng, _weighted(rng, DED_STATES[1:]), first_allowed))
-            if stale_remaining > remaining + counted + 100:
-                break
-        else:
-            stale_remaining = min(deductible,
-                                  remaining + counted + rng.randrange(200, 20_000))
-        assert stale_remaining > remaining + counted
+        # the insurer's stale accumulator: some deductible "left" before this claim (drawn
+        # above; the older claim can only have lowered the plan's remaining since)
+        stale_remaining = stale_draw
+        assert stale_remaining is not None and stale_remaining > remaining + counted
         eob_err = price_lines(lines, plan, visit_copay=visit_copay, ded_left=stale_remaining,
                               oop_left=10 ** 12)
     elif side == "insurer" and kind == "coinsurance_on_billed":
@@ -573,14 +591,26 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     top = max(pr_unc, sum(cs["patient"] for cs in eob_err) if eob_err else 0)
     eob_capped = False
     oop_left = oop_max - prior_oop
+    # other claims this year brought a close member near the OOP maximum: where the cap binds,
+    # what is left is less than this claim's share, but more than the copay collected at
+    # check-in and than the copays and deductible of the claim (the cap cuts coinsurance)
+    fixed = sum(cs["copay"] + cs["deductible"] for cs in uncapped)
+    lo = max(checkin + 100, pr_unc * 15 // 100, fixed + 100)
+    room = _room_draw(rng) if close else 0
+    if kind == "oop_max_exceeded":
+        for _ in range(60):  # the same room, drawn until it is short of the claim's share
+            if lo <= room < pr_unc:
+                break
+            room = _room_draw(rng)
+        else:
+            room = rng.randrange(lo, max(lo + 1, pr_unc * 85 // 100))
+    if close:
+        cap_state = "bind" if (room < pr_unc and lo < pr_unc - 1) else "near"
+        room = min(max(room, lo), pr_unc - 1) if cap_state == "bind" else room
+    oop_bind = cap_state == "bind" and side != "insurer" or kind == "oop_max_exceeded"
+    near_cap = cap_state == "near"
     if oop_bind:
-        # other claims this year brought the member close to the OOP maximum: what is left
-        # is less than this claim's share, but more than the copay collected at check-in
-        # and than the copays and deductible of the claim (the cap cuts coinsurance)
-        fixed = sum(cs["copay"] + cs["deductible"] for cs in uncapped)
-        lo = max(checkin + 100, pr_unc * 15 // 100, fixed + 100)
-        hi = max(lo + 1, pr_unc * 85 // 100)
-        oop_left = rng.randrange(lo, hi)
+        oop_left = room
         assert oop_left < pr_unc, (pr_unc, oop_left)
     elif cap_state == "bind" and eob_err is not None and top - pr_unc >= 300:
         # the insurer applied the cap, but to its wrong share: the room left lies between
@@ -588,7 +618,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         oop_left = rng.randrange(pr_unc + 100, top - 100)
         eob_err = _capped(eob_err, oop_left)
         eob_capped = True
-    elif cap_state != "far" or oop_left <= top:
+    elif cap_state != "far":
+        # close, but with more room than this claim's (or the insurer's) share
+        oop_left = max(top + 100, room)
+    elif oop_left <= top:
         oop_left = top + rng.randrange(100, rng.choice((20_001, 60_001)))
     prior_oop = oop_max - oop_left
     assert prior_oop >= older_oop_after + (prior_ded - older_ded_after), (prior_oop, oop_max)
@@ -614,9 +647,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     pr_eob_total = sum(cs["patient"] for cs in eob_shares)
     stale_lag = 0 if stale_remaining is None else stale_remaining - remaining
     if kind == "oop_max_exceeded":
+        # the insurer's stale total is itself an ordinary member state, drawn as every branch
+        # draws the plan's (close to the maximum with the same room, or far from it), plus
+        # this claim and stopped at the maximum: only the plan of record shows less room
         room = oop_max - pr_eob_total - older_oop_after
         assert room >= 0, room
-        gap = 0 if rng.random() < 0.5 else rng.randrange(0, min(120_000, room) + 1)
+        if rng.random() < CLOSE_SHARE:
+            gap = max(0, _room_draw(rng) - pr_eob_total)
+        else:
+            gap = oop_max - pr_eob_total - (older_oop_after + (prior_ded - older_ded_after)
+                                            + rng.randrange(0, 80_000))
+        gap = min(room, max(0, gap))
         eob_oop_after = oop_max - gap
     elif oop_bind or eob_capped:
         eob_oop_after = oop_max
