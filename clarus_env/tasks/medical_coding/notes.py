@@ -202,6 +202,7 @@ class _Pools:
         self._excl: dict[str, list[tuple[str, str]]] = {}
         self._excl_pair: dict[tuple[str, str], bool] = {}
         self._t2: dict[str, tuple[list, list]] = {}
+        self.prepared: dict[str, _Prepared] = {}
         self.synonyms: dict[str, list[str]] = {}
         self.phrases: dict[tuple[str, str], list[str]] = {}
         self.titles: set[str] = set()
@@ -378,21 +379,23 @@ class _Item:
         allow_bilateral: bool = True,
     ) -> None:
         self.cond = cond
+        prep = _prepared(pools, cond)
         if variant is None:
-            variants = pools.cat.variants(cond)
-            choices = (variants if allow_bilateral or len(variants) == 1 and
-                       variants[0].get("side") != "bilateral" else
-                       [v for v in variants if allow_bilateral or v.get("side") != "bilateral"])
-            variant = pick(rng, choices)
+            choices = prep.variants if allow_bilateral else prep.unilateral
+            variant = choices[int(rng.random() * len(choices))]
+            phrases = prep.phrases[id(variant)]
+        else:
+            phrases = pools.phrases.get((cond["id"], variant.get("id", "")))
         self.variant = variant
-        if cond.get("seventh") and seventh is None:
-            seventh = pick(rng, cond["seventh"])
+        if prep.sevenths and seventh is None:
+            seventh = pick(rng, prep.sevenths)
         self.seventh = seventh
         self.side = variant.get("side")
-        self.synonym = pick(rng, pools.synonyms.get(cond["id"]) or cond["synonyms"])
-        self.codes = pools.cat.codes_for(cond, variant, seventh, self.synonym)
-        self.text = _render(rng, self.synonym, variant,
-                            pools.phrases.get((cond["id"], variant.get("id", ""))))
+        synonyms = prep.synonyms
+        self.synonym = synonym = synonyms[int(rng.random() * len(synonyms))]
+        self.codes = (list(variant["codes"]) if prep.plain_codes
+                      else pools.cat.codes_for(cond, variant, seventh, synonym))
+        self.text = _render(rng, synonym, variant, phrases)
         self.role = ""
         self.status_text = ""
         self.counted = False  # a problem the E/M addresses: its status is written
@@ -409,6 +412,33 @@ class _Item:
             self._systems = (_code_systems(codes[0], self.problem) if len(codes) == 1
                              else _systems_of(tuple(codes), self.problem))
         return self._systems
+
+
+class _Prepared:
+    """What every item of one condition reads, looked up once per condition instead of per
+    item: its variants (all, and without a bilateral one), their phrase lists after title
+    filtering, its synonyms, its 7th characters, and whether its codes are the variant's own
+    (no 7th character, no synonym-specific codes)."""
+
+    __slots__ = ("cond", "variants", "unilateral", "phrases", "sevenths", "synonyms",
+                 "plain_codes")
+
+    def __init__(self, pools: _Pools, cond: dict[str, Any]) -> None:
+        self.cond = cond
+        self.variants = pools.cat.variants(cond)
+        self.unilateral = [v for v in self.variants if v.get("side") != "bilateral"]
+        self.phrases = {id(v): pools.phrases.get((cond["id"], v.get("id", "")))
+                        for v in self.variants}
+        self.sevenths = cond.get("seventh")
+        self.synonyms = pools.synonyms.get(cond["id"]) or cond["synonyms"]
+        self.plain_codes = not self.sevenths and not cond.get("synonym_codes")
+
+
+def _prepared(pools: _Pools, cond: dict[str, Any]) -> _Prepared:
+    got = pools.prepared.get(cond["id"])
+    if got is None or got.cond is not cond:
+        got = pools.prepared[cond["id"]] = _Prepared(pools, cond)
+    return got
 
 
 def _render(rng: random.Random, template: str, variant: dict[str, Any],
