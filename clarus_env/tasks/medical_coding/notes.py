@@ -480,7 +480,10 @@ def _proc_code(proc: dict[str, Any], item: _Item | None) -> str:
 
 def _compatible(items: list[_Item], cond: dict[str, Any]) -> bool:
     groups = _groups(cond)
-    return all(groups.isdisjoint(_groups(i.cond)) for i in items)
+    for i in items:  # noqa: SIM110 - a loop costs less than all() over a generator
+        if not groups.isdisjoint(_groups(i.cond)):
+            return False
+    return True
 
 
 _GROUPS: dict[str, tuple[list[str], frozenset[str]]] = {}
@@ -555,14 +558,18 @@ def _em(
     of the encounter (without the separately reported procedure on a procedure day): the level
     is then the higher of time and MDM (the other is accepted: a coder may select by either).
     """
-    kinds = [i.problem for i in items if i.problem in em.PROBLEM_KINDS]
-    if undiagnosed:
-        kinds.append("undiagnosed")
-    p = em.problems_level(kinds)
     addressed = [i for i in items if i.problem in em.PROBLEM_KINDS]
+    kinds = tuple([i.problem for i in addressed] + (["undiagnosed"] if undiagnosed else []))
+    p = _PROBLEMS_LEVEL.get(kinds)
+    if p is None:
+        p = _PROBLEMS_LEVEL[kinds] = em.problems_level(kinds)
     for i in addressed:
         i.counted = True
-    all_codes = tuple(c for i in items for c in (*i.codes, *i.status_codes))
+    codes: list[str] = []
+    for i in items:
+        codes += i.codes
+        codes += i.status_codes
+    all_codes = tuple(codes)
     if undiagnosed:
         focus = grammar.Focus("the presenting symptoms", "undiagnosed", all_codes, True, all_codes)
     elif addressed:
@@ -576,7 +583,10 @@ def _em(
     specialties, interpret = _specialties(focus.codes, all_codes, age < 13)
     d_target = pick(rng, _DATA_CHOICES[p])
     data = _draw_data(rng, d_target, age, interpret)
-    level = em.em_level_from_mdm(em.mdm_level(p, em.data_level(data), risk))
+    key = (p, data, risk)
+    level = _MDM_LEVEL.get(key)
+    if level is None:
+        level = _MDM_LEVEL[key] = em.em_level_from_mdm(em.mdm_level(p, em.data_level(data), risk))
     d_hpi, d_plan = grammar.data_sentences(rng, data, age, grammar.caregiver(rng, age),
                                            specialties)
     hpi.extend(d_hpi)
@@ -596,6 +606,10 @@ def _em(
     proc = pools.em[("em_new" if new else "em_est", level)]
     return proc, " ".join(lines)
 
+
+# the AMA table's answers by their inputs (a few hundred combinations: looked up, not re-derived)
+_PROBLEMS_LEVEL: dict[tuple[str, ...], int] = {}
+_MDM_LEVEL: dict[tuple[int, em.Data, int], int] = {}
 
 # risk element (0 minimal .. 3 high) by problem level: minor problems rarely get a prescription;
 # what the focus problem allows is applied after the draw (grammar.fit_risk)
@@ -928,10 +942,16 @@ def _build_note(
     if extras:
         sections["sh"] = " ".join(extras)
     sections["ros"] = " ".join(ros)
-    febrile = any(p["id"] == "sx_fever" for p in positives)
-    hypertensive = any(c.startswith("I1") for i in items for c in i.codes) or any(
-        i.cond["id"] == "sx_elevated_bp" for i in items
-    ) or "sx_elevated_bp" in hidden
+    febrile = False
+    for p in positives:
+        if p["id"] == "sx_fever":
+            febrile = True
+            break
+    hypertensive = "sx_elevated_bp" in hidden
+    for i in items:
+        if hypertensive:
+            break
+        hypertensive = i.cond["id"] == "sx_elevated_bp" or grammar.starts(i.codes, "I1")
     findings = []
     blocked = frozenset().union(
         *(i.systems for i in items),
@@ -1721,7 +1741,7 @@ def _accept(
                 if base in own and mod in mods:
                     swapped = "-".join([base, *[digit if m == mod else m for m in mods]])
                     out.setdefault("cpt", {}).setdefault(code, []).append(swapped)
-    if any(c[0] in "ST" for c in codes):
+    if grammar.starts(codes, ("S", "T")):
         out["optional_icd10"] = list(OPTIONAL_EXTERNAL_CAUSE)  # place, activity, status (I.C.20)
     for it in items:  # an E/M whose level time and MDM set differently: either is right
         if it.em_alt is not None:
