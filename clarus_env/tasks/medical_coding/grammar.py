@@ -47,6 +47,31 @@ def sample(rng: random.Random, seq: Any, k: int, *, owned: bool = False) -> list
     rand = rng.random
     return [pool.pop(int(rand() * len(pool))) for _ in range(min(k, len(pool)))]
 
+def sample_excluding(rng: random.Random, seq: Any, excluded: set[int] | frozenset[int],
+                     k: int) -> list:
+    """``sample(rng, [x for n, x in enumerate(seq) if n not in excluded], k)`` -- the same
+    draws and items -- without building the filtered list: each draw's index into the
+    filtered list is mapped to ``seq`` by stepping over the excluded positions below it."""
+    if k <= 0:
+        return []
+    skip = sorted(excluded)
+    left = len(seq) - len(skip)
+    rand = rng.random
+    out = []
+    for _ in range(min(k, left)):
+        pos = int(rand() * left)
+        at = 0
+        for gone in skip:  # skip is sorted: every position at or below pos shifts it up
+            if gone > pos:
+                break
+            pos += 1
+            at += 1
+        skip.insert(at, pos)
+        left -= 1
+        out.append(seq[pos])
+    return out
+
+
 # -- MDM data ------------------------------------------------------------------------------------
 # Tests sent out (not performed and billed in the office), so ordering them is an MDM data element
 # only: no CPT follows from these words. Every source, test, consultant and image belongs to a
@@ -519,8 +544,10 @@ def status_suffix(rng: random.Random, kind: str, *, new_today: bool = False,
         if measured:
             words += STATUS_MEASURED.get(kind, ())
         words = _STATUS_WORDS[key] = tuple(words)
-    word = pick(rng, words)
-    return pick(rng, (f", {word}", f" - {word}", f" ({word})"))
+    rand = rng.random
+    word = words[int(rand() * len(words))]
+    form = int(rand() * 3)
+    return f", {word}" if form == 0 else f" - {word}" if form == 1 else f" ({word})"
 
 
 # -- time --------------------------------------------------------------------------------------

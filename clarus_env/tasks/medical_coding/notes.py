@@ -147,9 +147,12 @@ class _Pools:
         conds = cat.conditions
         by = cat.by_id
         self.symptoms = [c for c in conds if c["kind"] == "symptom" and "variants" not in c]
-        # what a note may deny: (symptom, id, code), an elevated BP reading never
-        self.negatable = [(c, c["id"], c["codes"][0]) for c in self.symptoms
-                          if c["id"] != "sx_elevated_bp"]
+        # what a note may deny (an elevated BP reading never), and where each id and code is
+        self.negatable = [c for c in self.symptoms if c["id"] != "sx_elevated_bp"]
+        at_code: dict[str, list[int]] = {}
+        for n, c in enumerate(self.negatable):
+            at_code.setdefault(c["codes"][0], []).append(n)
+        self.negatable_at = ({c["id"]: n for n, c in enumerate(self.negatable)}, at_code)
         self.easy_acute = [
             c
             for c in conds
@@ -365,7 +368,7 @@ class _Item:
 
     __slots__ = (
         "cond", "variant", "seventh", "text", "codes", "side", "role", "status_text", "synonym",
-        "counted", "em_alt", "problem", "_systems", "status_codes",
+        "counted", "em_alt", "problem", "_systems", "status_codes", "prep",
     )
 
     def __init__(
@@ -379,7 +382,7 @@ class _Item:
         allow_bilateral: bool = True,
     ) -> None:
         self.cond = cond
-        prep = _prepared(pools, cond)
+        self.prep = prep = _prepared(pools, cond)
         if variant is None:
             choices = prep.variants if allow_bilateral else prep.unilateral
             variant = choices[int(rng.random() * len(choices))]
@@ -417,11 +420,11 @@ class _Item:
 class _Prepared:
     """What every item of one condition reads, looked up once per condition instead of per
     item: its variants (all, and without a bilateral one), their phrase lists after title
-    filtering, its synonyms, its 7th characters, and whether its codes are the variant's own
-    (no 7th character, no synonym-specific codes)."""
+    filtering, its synonyms, its 7th characters, whether its codes are the variant's own (no
+    7th character, no synonym-specific codes) and the symptoms it keeps a note from denying."""
 
     __slots__ = ("cond", "variants", "unilateral", "phrases", "sevenths", "synonyms",
-                 "plain_codes")
+                 "plain_codes", "unsaid")
 
     def __init__(self, pools: _Pools, cond: dict[str, Any]) -> None:
         self.cond = cond
@@ -432,6 +435,9 @@ class _Prepared:
         self.sevenths = cond.get("seventh")
         self.synonyms = pools.synonyms.get(cond["id"]) or cond["synonyms"]
         self.plain_codes = not self.sevenths and not cond.get("synonym_codes")
+        # symptoms a note with this condition never denies: integral to it, or left uncertain
+        self.unsaid = (*cond.get("integral", ()),
+                       *(cond.get("uncertain") or {}).get("symptoms", ()))
 
 
 def _prepared(pools: _Pools, cond: dict[str, Any]) -> _Prepared:
@@ -802,7 +808,7 @@ def _finding_kind(finding: str) -> tuple[str | None, bool]:
 _AVOID: dict[str, frozenset[str]] = {}
 
 
-def _social_avoid(codes: tuple[str, ...]) -> frozenset[str]:
+def _social_avoid(codes: list[str] | tuple[str, ...]) -> frozenset[str]:
     """The social-history tags the documented codes rule out (memoized per code)."""
     out: frozenset[str] = frozenset()
     for c in codes:
@@ -921,7 +927,7 @@ def _build_note(
     if negated and neg_in_hpi:
         hpi.append(pick(rng, ("Denies ", "No ", "Negative for "))
                    + _join_negated(rng, neg_words) + ".")
-    avoid = _social_avoid(tuple(c for i in items for c in i.codes))
+    avoid = _social_avoid([c for i in items for c in i.codes])
     extras = grammar.social_history(rng, age, sex, distractors, avoid)
     sections["hpi"] = " ".join(hpi)
     coexisting = [i for i in items if i.role in ("coexisting", "history")]
@@ -959,7 +965,8 @@ def _build_note(
     for i in items:
         if i.role == "status":
             continue
-        finding = pick(rng, i.cond["findings"]).rstrip(".")
+        found = i.cond["findings"]
+        finding = found[int(rng.random() * len(found))].rstrip(".")
         normal, vital = _finding_kind(finding)
         if normal and normal in blocked and normal not in i.systems:
             continue  # "lungs clear" for an old pneumonia, beside a COPD exacerbation
@@ -997,11 +1004,13 @@ def _build_note(
     else:
         sections["assessment"] = "\n" + "\n".join(f"- {line}" for line in lines)
     sections["plan"] = " ".join(p.rstrip(".") + "." for p in plan)
-    order = pick(rng, ORDERS)
+    rand = rng.random  # pick(), inlined: nine headers a note
     out = []
-    for key in order:
-        if key in sections:
-            out.append(f"{pick(rng, HEADERS[key])} {sections[key]}")
+    for key in ORDERS[int(rand() * len(ORDERS))]:
+        body = sections.get(key)
+        if body is not None:
+            heads = HEADERS[key]
+            out.append(f"{heads[int(rand() * len(heads))]} {body}")
     return "\n".join(out)
 
 
@@ -1015,12 +1024,18 @@ def _negations(
 ) -> list[dict[str, Any]]:
     if n <= 0:
         return []
-    blocked = set(mentioned)
+    # the positions of pools.negatable a note may not deny: what it mentions, what its
+    # conditions make integral or leave uncertain, what it codes
+    at_id, at_code = pools.negatable_at
+    off = {at_id[x] for x in mentioned if x in at_id}
     for i in items:
-        blocked.update(i.cond.get("integral", []))
-        blocked.update((i.cond.get("uncertain") or {}).get("symptoms", []))
-    cands = [s for s, sid, code in pools.negatable if sid not in blocked and code not in expected]
-    chosen = grammar.sample(rng, cands, n, owned=True)
+        for x in i.prep.unsaid:
+            if x in at_id:
+                off.add(at_id[x])
+    for code in expected:
+        if code in at_code:
+            off.update(at_code[code])
+    chosen = grammar.sample_excluding(rng, pools.negatable, off, n)
     return [
         {
             "id": c["id"],
