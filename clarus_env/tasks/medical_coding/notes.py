@@ -200,7 +200,7 @@ class _Pools:
         # for every age, since a first compile of each (pool, age, sex) scanned the whole pool
         self._fitting = {id(x): _fitting_by_age(x) for x in (
             self.chronic, self.chronic_12, self.history_like, self.screen, self.reason,
-            self.reason_not_minor)}
+            self.reason_not_minor, self.reason_problem_not_minor)}
         self._neg_words: dict[str, list[str]] = {}
         self._excl: dict[str, list[tuple[str, str]]] = {}
         self._excl_pair: dict[tuple[str, str], bool] = {}
@@ -511,9 +511,14 @@ def _add_coexisting(
     sex: str,
     n: int,
     pool: list[dict[str, Any]],
+    *,
+    besides: str = "",
 ) -> None:
-    """Add up to n conditions from pool that fit the patient and clash with no group."""
+    """Add up to n conditions from pool that fit the patient and clash with no group
+    (``besides``: the id of one condition to leave out, as if not in the pool)."""
     cands = pools.fitting(pool, age, sex)
+    if besides:
+        cands = [c for c in cands if c["id"] != besides]
     for _ in range(n * 4):
         if n <= 0 or not cands:
             break
@@ -1499,7 +1504,8 @@ def _case_hard(rng: random.Random, pools: _Pools) -> dict[str, Any]:
             age,
             sex,
             1,
-            [c for c in pools.reason_problem_not_minor if c["id"] != cond["id"]],
+            pools.reason_problem_not_minor,
+            besides=cond["id"],
         )
         if len(items) == 1:
             _add_coexisting(pools, rng, items, age, sex, 1, pools.chronic)
