@@ -465,17 +465,22 @@ class Live:
 
 
 class EnvPool:
-    """Envs of ended episodes, kept for the next reset of the same task and split.
+    """Envs of ended episodes (and pre-built ones), kept for the next reset of the same task
+    and split.
 
-    Building an env costs a thread hop and ~1 ms (its episode database, the task's tables);
+    Building an env costs a thread hop and 1-5 ms (its episode database, the task's tables);
     ``env.reset`` on a pooled one is tens of µs and can run on the event loop. Bounded per
     (task, split); what does not fit is closed.
     """
 
-    def __init__(self, per_kind: int = 32) -> None:
+    def __init__(self, per_kind: int = 64) -> None:
         self.per_kind = per_kind
         self._envs: dict[tuple[str, str], list[Any]] = {}
         self._lock = threading.Lock()
+
+    def size(self, task: str, split: str) -> int:
+        with self._lock:
+            return len(self._envs.get((task, split), ()))
 
     def put(self, task: str, split: str, env: Any) -> bool:
         with self._lock:
@@ -495,7 +500,8 @@ class SessionManager:
     """The one episode policy every transport uses (see the module docstring)."""
 
     def __init__(self, capacity: int = 256, idle_ttl_s: float = 1800.0,
-                 per_client: int | None = None, store: Any = None, workers: int = 1) -> None:
+                 per_client: int | None = None, store: Any = None, workers: int = 1,
+                 pool_per_kind: int = 64) -> None:
         self.capacity = capacity
         self.idle_ttl_s = idle_ttl_s
         self.per_client = capacity if per_client is None else per_client
@@ -506,8 +512,26 @@ class SessionManager:
         self._lock = threading.Lock()
         self._default: str | None = None
         self._rng = random.Random()
-        self.pool = EnvPool()
+        self.pool = EnvPool(min(pool_per_kind, capacity))
         self._next_trim = 0.0
+
+    def prewarm(self, count: int, split: str = "train") -> int:
+        """Build up to ``count`` envs of every task into the pool (each reset once: a fresh
+        env's first reset is several times its next), so a burst of first resets (64 rollout
+        workers connecting at once) runs on the event loop instead of queueing env builds in
+        the threadpool. Meant for a worker's background warm-up; returns how many it built."""
+        built = 0
+        for task in TASKS:
+            task_seeds = seeds(split, task)
+            want = min(count, self.pool.per_kind)
+            while self.pool.size(task, split) < want:
+                env = make(task, split=split)
+                env.reset(seed=task_seeds[built % len(task_seeds)])
+                if not self.pool.put(task, split, env):  # filled meanwhile by ended episodes
+                    env.close()
+                    break
+                built += 1
+        return built
 
     def __len__(self) -> int:
         return len(self.store)
