@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import random
+from functools import cache
 from typing import Any
 
 SCENARIO_VERSION = 1
@@ -48,9 +49,7 @@ def content_hash(scenario: dict[str, Any]) -> str:
 def compile_scenario(task: str, seed: int, reference: Any = None, *,
                      validate: bool = True) -> dict[str, Any]:
     """The scenario for ``(task, seed)``: public records, references, hidden expected outcome."""
-    from .reference import open_reference
-    from .tasks import get_task
-
+    open_reference, get_task, validate_scenario = _runtime()
     t = get_task(task)
     ref = reference if reference is not None else open_reference()
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
@@ -59,7 +58,17 @@ def compile_scenario(task: str, seed: int, reference: Any = None, *,
     scenario = {"schema_version": SCENARIO_VERSION, "task": task, "seed": seed,
                 "scenario_id": f"{task}-{seed}", "reference_release": ref.release, **scenario}
     if validate:
-        from .schemas import validate_scenario
-
         validate_scenario(scenario, getattr(t, "schema", "scenario.schema.json"))
     return scenario
+
+
+@cache
+def _runtime() -> tuple[Any, Any, Any]:
+    """(open_reference, get_task, validate_scenario), imported on the first compile rather
+    than with this module (which the task generators import for ``rng_for``, and which must
+    stay light), and not on every compile: three imports cost ~3 us a scenario."""
+    from .reference import open_reference
+    from .schemas import validate_scenario
+    from .tasks import get_task
+
+    return open_reference, get_task, validate_scenario
