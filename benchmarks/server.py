@@ -15,11 +15,15 @@ Load mode (``--load``): N concurrent clients (``--clients 1,16,64,256``) each pl
 ``clarus serve`` with 1 worker (in-process store), 1 worker on Redis and 2 workers on Redis
 (a private ``redis-server`` on a free port), and the same load against openenv-core's echo env
 on its own ``create_app`` (an episode there is a reset and as many echo steps as ours has).
-Printed per row: episodes/s, steps/s, server CPU per request (the server processes' user+sys
-time over the run / requests), the load generator's own CPU per request (it shares the cores:
-bigger replies cost it more), reset and step p50/p99 in ms, the 1-minute load average at the
-end of the row, and ours/echo steps/s. The load generator is one asyncio loop in this
-process, on the same cores as the servers.
+``--rounds R`` runs every row R times, the servers alternating (A B, B A, ...), and prints the
+median of the rounds' ours/echo ratios: on a machine others are loading, one round's ratio
+swings with their load. Printed per row: episodes/s, steps/s, server CPU per request (the
+server processes' user+sys time over the run / requests), the load generator's own CPU per
+request (it shares the cores: bigger replies cost it more), reset and step p50/p99 in ms, the
+1-minute load average at the end of the row, and ours/echo steps/s. The load generator is one
+asyncio loop in this process, on the same cores as the servers; it encodes and decodes WS
+messages with orjson and ends each socket with OpenEnv's ``close`` message, for both servers
+alike.
 """
 
 from __future__ import annotations
@@ -471,45 +475,55 @@ def load_main(args: argparse.Namespace) -> None:
     if args.servers:  # e.g. "clarus 1 worker,openenv echo"
         wanted = {x.strip() for x in args.servers.split(",")}
         configs = [c for c in configs if c[0] in wanted]
-    results: dict[tuple[str, str, int], dict[str, float]] = {}
+    results: dict[tuple[str, str, int], list[dict[str, float]]] = {}
     print(f"load: {args.episodes} {args.task} episodes per client; {os.cpu_count()} CPUs; "
-          f"load average before {os.getloadavg()[0]:.2f}")
+          f"{args.rounds} round(s); load average before {os.getloadavg()[0]:.2f}")
     print(f"{'server':<24}{'via':<5}{'N':>4} {'ep/s':>8} {'steps/s':>8} {'CPU µs/req':>10} "
           f"{'client µs':>9} {'reset p50':>9} {'p99':>8} {'step p50':>9} {'p99':>8} {'err':>4} "
           f"{'load':>5}")
     try:
-        for name, cmd, echo in configs:
-            port = free_port()
-            url = f"http://127.0.0.1:{port}"
-            env = {**os.environ, "ECHO_MAX_ENVS": cap}
-            proc = _start_cmd([*cmd, "--port", str(port)] + ([] if echo else
-                                                              ["--log-level", "warning"]),
-                              url, env)
-            try:
-                for transport in args.transports.split(","):
-                    for n in clients:
-                        r = load_run(url, proc.pid, transport, n, args.episodes, args.task,
-                                     echo)
-                        results[(name, transport, n)] = r
-                        print(f"{name:<24}{transport:<5}{n:>4} {r['episodes/s']:>8.1f} "
-                              f"{r['steps/s']:>8.0f} {r['cpu_us']:>10.0f} {r['client_us']:>9.0f} "
-                              f"{r['reset50']:>9.2f} {r['reset99']:>8.2f} {r['step50']:>9.2f} "
-                              f"{r['step99']:>8.2f} {r['errors']:>4.0f} {r['load']:>5.2f}",
-                              flush=True)
-            finally:
-                stop(proc)
-        print("\nours / echo steps/s (same transport, same N):")
+        for round_ in range(args.rounds):
+            # every other round in reverse order, so a load that rises or falls during the
+            # run weighs on each server alike (A B, B A, ...)
+            for name, cmd, echo in (configs if round_ % 2 == 0 else configs[::-1]):
+                port = free_port()
+                url = f"http://127.0.0.1:{port}"
+                env = {**os.environ, "ECHO_MAX_ENVS": cap}
+                proc = _start_cmd([*cmd, "--port", str(port)] + ([] if echo else
+                                                                  ["--log-level", "warning"]),
+                                  url, env)
+                try:
+                    for transport in args.transports.split(","):
+                        for n in clients:
+                            r = load_run(url, proc.pid, transport, n, args.episodes,
+                                         args.task, echo)
+                            results.setdefault((name, transport, n), []).append(r)
+                            print(f"{name:<24}{transport:<5}{n:>4} {r['episodes/s']:>8.1f} "
+                                  f"{r['steps/s']:>8.0f} {r['cpu_us']:>10.0f} "
+                                  f"{r['client_us']:>9.0f} {r['reset50']:>9.2f} "
+                                  f"{r['reset99']:>8.2f} {r['step50']:>9.2f} "
+                                  f"{r['step99']:>8.2f} {r['errors']:>4.0f} {r['load']:>5.2f}",
+                                  flush=True)
+                finally:
+                    stop(proc)
+        print("\nours / echo steps/s (same transport, same N" + (
+            "; median of the rounds' ratios, each round's in brackets):" if args.rounds > 1
+            else "):"))
         for name, _, echo in configs:
             if echo:
                 continue
             for transport in args.transports.split(","):
-                ratios = []
+                cells = []
                 for n in clients:
-                    ref = results.get(("openenv echo", transport, n))
-                    mine = results.get((name, transport, n))
-                    if ref and mine:
-                        ratios.append(f"N={n}: {mine['steps/s'] / ref['steps/s']:.2f}x")
-                print(f"  {name:<24}{transport:<5}" + "  ".join(ratios))
+                    refs = results.get(("openenv echo", transport, n), [])
+                    mine = results.get((name, transport, n), [])
+                    ratios = [m["steps/s"] / e["steps/s"]
+                              for m, e in zip(mine, refs, strict=False)]
+                    if ratios:
+                        each = (" [" + " ".join(f"{x:.2f}" for x in ratios) + "]"
+                                if len(ratios) > 1 else "")
+                        cells.append(f"N={n}: {statistics.median(ratios):.2f}x{each}")
+                print(f"  {name:<24}{transport:<5}" + "  ".join(cells))
     finally:
         if redis_proc is not None:
             stop(redis_proc)
@@ -537,6 +551,8 @@ def main() -> None:
     ap.add_argument("--servers", default="", help="load mode: only these rows' servers, "
                     "comma-separated (e.g. 'clarus 1 worker,openenv echo')")
     ap.add_argument("--transports", default="HTTP,WS", help="load mode: HTTP, WS or both")
+    ap.add_argument("--rounds", type=int, default=1, help="load mode: run every row this many "
+                    "times, servers alternating (on a shared machine, read the median ratio)")
     ap.add_argument("--serve", choices=["clarus", "echo"], help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
