@@ -83,7 +83,6 @@ from it. Every price states its derivation in the artifact.
 from __future__ import annotations
 
 import datetime as dt
-import math
 import random
 from functools import cache
 from typing import Any
@@ -112,7 +111,8 @@ THRESHOLD_CENTS = 40_000  # 45 CFR 149.620: at least $400 above the GFE's expect
 PPDR_DAYS = 120  # calendar days from receipt of the initial bill
 PPDR_FEE = "25.00"
 MULTIPLES = (150, 175, 200, 225, 250, 275, 300)  # self-pay price, % of the MPFS amount
-DELTAS = (10, 15, 25, 50, 75, 100, 125, 150, 200, 250)  # chargemaster mark-up over self-pay
+# one line billed at the gross chargemaster rate: self-pay % + delta
+DELTAS = (2, 3, 5, 10, 15, 25, 50, 75, 100, 125, 150, 200, 250, 300, 400)
 DISCOUNTS = (5, 10, 15, 25)  # prompt-pay discount on one line (bills within the estimate)
 DEPOSIT_FLAT = (5_000, 7_500, 10_000, 12_500, 15_000, 20_000, 25_000)  # scheduling deposits
 # A facility's self-pay facility charge: % of the CMS facility payment rate of the code (OPPS
@@ -129,22 +129,23 @@ FACILITY_CONVENED = 0.48  # share of scenarios whose GFE a facility convened
 SPLIT_SCHEDULER = {"provider_bills": 0.7, "facility_bills": 0.66}
 SINGLE_PARTY_SETTINGS = ("office", "imaging", "sleep")
 SINGLE_PARTY_KEEP = 0.3  # share of single-party draws kept (the rest redrawn)
-# the geometric mean of the bill and the biller's own estimate, as a multiple of the biller's
-# section priced at BASE_MULTIPLE %: log-uniform over BILL_SCALE and matched within a factor
-# of BILL_BAND, whatever the branch (relative to the service's own price, so every service
-# keeps being billed by either kind of party at any size of bill)
-BASE_MULTIPLE = 225
-BILL_SCALE = (0.75, 1.4)
-BILL_BAND = 1.2
 MAX_EXCESS = 100_000  # a bill $400 to $1,000 above the estimate
-# loose bounds on each branch's bill around an estimate E: at least E + low% of E (a prompt-
-# pay discount takes at most 25% off one line) and at most E + high cents — only to skip
-# hopeless draws before pricing their candidates (the candidates are exact)
-EXCESS_SPAN = {"within": (-25, 0), "under": (0, 40_000),
-               "over_open": (0, MAX_EXCESS), "over_closed": (0, MAX_EXCESS)}
+# The excess windows of the bill against the biller's own section. A draw of the service,
+# the locality and the self-pay multiple is kept only when *every* window is reachable from
+# it, whichever one the branch wants: the kept draws (and so the multiple, the service, the
+# estimate's size) are then distributed alike in every branch, and only the relation of the
+# bill to the estimate tells them apart (the red team's forests read the resolution off the
+# multiple and the bill's size when a draw was redrawn until the branch's own window fit).
+EXCESS_WINDOWS = {"within": (-10**9, 0), "under": (4_000, THRESHOLD_CENTS - 1),
+                  "over": (THRESHOLD_CENTS, MAX_EXCESS)}
 LATE_WEEKEND = 0.16  # late GFEs delivered on the weekend after the deadline
 EHR_STATES_PRINTED = 0.15  # a late GFE's EHR counter states its printed date (else later)
 WITHIN_ESTIMATE = 0.42  # bills within the convener's expected charges, in every branch
+# A bill above the estimate: under $400 above it below 0.36, else $400+ with the 120-day
+# window open below OVER_OPEN_BELOW and closed above it (about 45% of the $400+ bills: the
+# day the deadline lookup is read on against the statement's receipt, not the size of the
+# excess, decides between a dispute and a correction)
+OVER_OPEN_BELOW = 0.71
 FINDINGS = ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
             "billed_above_gfe", "no_violation")
 BUSINESS_DAYS = ("Monday-Friday excluding federal holidays (practice policy; 45 CFR 149.610 "
@@ -169,63 +170,80 @@ GFE_RULE_SUMMARY = (
     "(a record-integrity finding), whatever the delivery date.")
 
 
-# One scheduled self-pay service per package. items: (hcpcs, icd10) on the convening
-# provider's GFE; changes: what the bill may show instead (sub = replaces item k, add = extra
-# item), checked free of active NCCI PtP edits against the other billed codes (tests hold it);
+# One scheduled self-pay service per package. items: (hcpcs, icd10) of the service; changes:
+# how the service done may differ from the one planned (sub = item k replaced, add = an extra
+# item), with the note for each direction — "up": the GFE lists the items and the bill the
+# changed set; "down": the GFE lists the changed set (planned) and the bill the items (the
+# change was not needed) — so a changed bill is as likely to cost less than the estimate as
+# more, and which codes are billed says nothing about the branch; checked free of active NCCI
+# PtP edits against the other codes (tests hold it);
 # co: the co-provider section of the GFE (pathology), if any; prior: an earlier visit.
 PACKAGES: tuple[dict[str, Any], ...] = (
     {"key": "colonoscopy", "service": "colonoscopy with biopsy", "specialty": "Gastroenterology",
      "setting": "asc", "items": (("45380", "K63.5"),),
-     "changes": (("sub", 0, "45385", "K63.5", "a polyp removed by snare instead of a biopsy"),
-                 ("add", None, "43239", "K21.9", "an upper endoscopy with biopsy added")),
+     "changes": (("sub", 0, "45385", "K63.5", "a polyp removed by snare instead of a biopsy",
+                  "a biopsy only: no polyp needed removal by snare"),
+                 ("add", None, "43239", "K21.9", "an upper endoscopy with biopsy added",
+                  "the planned upper endoscopy was not needed")),
      "co": ("88305", "K63.5"), "prior": "99203"},
     {"key": "egd", "service": "upper endoscopy with biopsy", "specialty": "Gastroenterology",
      "setting": "asc", "items": (("43239", "K21.9"),), "changes": (),
      "co": ("88305", "K21.9"), "prior": "99203"},
     {"key": "knee_arthroscopy", "service": "knee arthroscopy (meniscectomy)",
      "specialty": "Orthopedics", "setting": "asc", "items": (("29881", "M23.221"),),
-     "changes": (("sub", 0, "29880", "M23.221", "both menisci treated instead of one"),),
+     "changes": (("sub", 0, "29880", "M23.221", "both menisci treated instead of one",
+                  "only one meniscus needed treatment"),),
      "co": None, "prior": "99204"},
     {"key": "carpal_tunnel", "service": "carpal tunnel release",
      "specialty": "Hand Surgery", "setting": "asc", "items": (("64721", "G56.01"),),
-     "changes": (("add", None, "26055", "M65.331", "a trigger finger release added"),),
+     "changes": (("add", None, "26055", "M65.331", "a trigger finger release added",
+                  "the planned trigger finger release was not needed"),),
      "co": None, "prior": "99203"},
     {"key": "mri_lumbar", "service": "lumbar spine MRI", "specialty": "Imaging",
      "setting": "imaging", "items": (("72148", "M51.16"),),
-     "changes": (("sub", 0, "72158", "M51.16", "the study done without and with contrast"),),
+     "changes": (("sub", 0, "72158", "M51.16", "the study done without and with contrast",
+                  "the study done without contrast only"),),
      "co": None, "prior": "72100"},
     {"key": "mri_knee", "service": "knee MRI", "specialty": "Imaging", "setting": "imaging",
      "items": (("73721", "M25.561"),),
-     "changes": (("sub", 0, "73723", "M25.561", "the study done without and with contrast"),),
+     "changes": (("sub", 0, "73723", "M25.561", "the study done without and with contrast",
+                  "the study done without contrast only"),),
      "co": None, "prior": "73562"},
     {"key": "sleep_study", "service": "overnight sleep study", "specialty": "Sleep Medicine",
      "setting": "sleep", "items": (("95810", "G47.33"),),
-     "changes": (("sub", 0, "95811", "G47.33", "a split-night study with CPAP titration"),),
+     "changes": (("sub", 0, "95811", "G47.33", "a split-night study with CPAP titration",
+                  "a diagnostic study only, without CPAP titration"),),
      "co": None, "prior": "99203"},
     {"key": "excision", "service": "excision of a skin lesion with layered repair",
      "specialty": "Dermatology", "setting": "office",
      "items": (("11403", "D23.5"), ("12032", "D23.5")),
-     "changes": (("sub", 0, "11406", "D23.5", "a larger excision than planned"),),
+     "changes": (("sub", 0, "11406", "D23.5", "a larger excision than planned",
+                  "a smaller excision than planned"),),
      "co": ("88305", "D23.5"), "prior": "99203"},
     {"key": "septoplasty", "service": "septoplasty with turbinate reduction",
      "specialty": "ENT", "setting": "asc", "items": (("30520", "J34.2"), ("30140", "J34.3")),
-     "changes": (("add", None, "31256", "J32.0", "a maxillary sinus procedure added"),),
+     "changes": (("add", None, "31256", "J32.0", "a maxillary sinus procedure added",
+                  "the planned maxillary sinus procedure was not needed"),),
      "co": None, "prior": "99204"},
     {"key": "cataract", "service": "cataract surgery", "specialty": "Ophthalmology",
      "setting": "asc", "items": (("66984", "H25.11"),),
-     "changes": (("sub", 0, "66982", "H25.11", "the surgery billed as complex"),),
+     "changes": (("sub", 0, "66982", "H25.11", "the surgery billed as complex",
+                  "the surgery was routine, not complex"),),
      "co": None, "prior": "92004"},
     {"key": "cholecystectomy", "service": "laparoscopic gallbladder removal",
      "specialty": "General Surgery", "setting": "hopd", "items": (("47562", "K80.20"),),
-     "changes": (("sub", 0, "47563", "K80.20", "a cholangiogram added to the surgery"),),
+     "changes": (("sub", 0, "47563", "K80.20", "a cholangiogram added to the surgery",
+                  "no cholangiogram was needed"),),
      "co": ("88304", "K80.20"), "prior": "99203"},
     {"key": "hernia", "service": "inguinal hernia repair", "specialty": "General Surgery",
      "setting": "asc", "items": (("49505", "K40.90"),),
-     "changes": (("sub", 0, "49507", "K40.30", "the hernia repaired as incarcerated"),),
+     "changes": (("sub", 0, "49507", "K40.30", "the hernia repaired as incarcerated",
+                  "the hernia was reducible, not incarcerated"),),
      "co": None, "prior": "99203"},
     {"key": "echo", "service": "echocardiogram", "specialty": "Cardiology",
      "setting": "office", "items": (("93306", "R01.1"),),
-     "changes": (("add", None, "93356", "R01.1", "strain imaging added"),),
+     "changes": (("add", None, "93356", "R01.1", "strain imaging added",
+                  "the planned strain imaging was not performed"),),
      "co": None, "prior": "99204"},
     {"key": "vasectomy", "service": "vasectomy", "specialty": "Urology", "setting": "office",
      "items": (("55250", "Z30.2"),), "changes": (), "co": None, "prior": "99203",
@@ -533,33 +551,18 @@ def _has_rate(ref: Any, code: str, setting: str) -> bool:
     return True
 
 
-def _bill_candidates(gfe_fees: list[int], m: int, changes: tuple[Any, ...],
-                     change_fees: list[int]) -> list[tuple[int, tuple[Any, ...]]]:
-    """Every bill this package can show: (excess over the GFE in cents, recipe).
-
-    A recipe is ``(kind, line, delta, change, change_delta)``: ``exact`` bills the GFE;
-    ``discount`` bills one GFE line ``delta`` points below the self-pay % (a prompt-pay
-    discount); ``price`` marks one GFE line up to the gross chargemaster rate (self-pay % +
-    delta); ``change`` bills a package change (substituted or added item) at self-pay % +
-    change_delta, optionally with one other GFE line marked up as well.
-    """
-    out: list[tuple[int, tuple[Any, ...]]] = [(0, ("exact", None, 0, None, 0))]
-    base = [pct_of(f, m) for f in gfe_fees]
-    for i, f in enumerate(gfe_fees):
-        for d in DISCOUNTS:
-            out.append((pct_of(f, m - d) - base[i], ("discount", i, d, None, 0)))
-        for d in DELTAS:
-            out.append((pct_of(f, m + d) - base[i], ("price", i, d, None, 0)))
-    for c, (ch, cf) in enumerate(zip(changes, change_fees, strict=True)):
-        for cd in (0, 50, 100):
-            new = pct_of(cf, m + cd)
-            removed = base[ch[1]] if ch[0] == "sub" else 0
-            extra_lines = [(None, 0)] + [(i, d) for i in range(len(gfe_fees))
-                                         if not (ch[0] == "sub" and i == ch[1])
-                                         for d in DELTAS[:6]]
-            for i, d in extra_lines:
-                up = 0 if i is None else pct_of(gfe_fees[i], m + d) - base[i]
-                out.append((new - removed + up, ("change", i, d, c, cd)))
+def _bill_candidates(planned_fees: list[int], performed_fees: list[int], m: int
+                     ) -> list[tuple[int, tuple[int | None, int]]]:
+    """Every bill of the performed services against the planned ones on the GFE, all at the
+    self-pay % ``m``: (excess over the GFE in cents, (line, delta)) — every line at ``m``
+    (line None), or one performed line ``delta`` points off ``m`` (a prompt-pay discount
+    below it, the gross chargemaster rate above it)."""
+    base = (sum(pct_of(f, m) for f in performed_fees)
+            - sum(pct_of(f, m) for f in planned_fees))
+    out: list[tuple[int, tuple[int | None, int]]] = [(base, (None, 0))]
+    for i, f in enumerate(performed_fees):
+        for d in (*(-x for x in DISCOUNTS), *DELTAS):
+            out.append((base + pct_of(f, m + d) - pct_of(f, m), (i, d)))
     return out
 
 
@@ -584,7 +587,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     no_violation = within and timing == "timely"
     r = rng.random()
     amount_branch = ("within" if within else "under" if r < 0.36 else
-                     "over_open" if r < 0.86 else "over_closed")
+                     "over_open" if r < OVER_OPEN_BELOW else "over_closed")
     delivery_in = "processor_log" if rng.random() < 0.34 else "facility_record"
     near_threshold = rng.random() < 0.5
     want_change = rng.random() < 0.6
@@ -592,17 +595,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     want_co_facility = rng.random() < 1.0  # 45 CFR 149.610(c): co-facility charges listed
     r_split = rng.random()
     at_hospital = rng.random() < 0.5
-    # The size of the bill and its estimate, drawn before (and so independently of) the
-    # branch: their geometric mean falls in a band drawn from one distribution, so a $1,100
-    # balance (or a $900 estimate) is about as likely within the estimate as $40 or $900
-    # above it (the red team read the resolution off the ledger balance when an excess of
-    # $400+ was reachable only on large bills; banding the bill alone moved the cue to the
-    # estimate's total).
-    scale = BILL_SCALE[0] * (BILL_SCALE[1] / BILL_SCALE[0]) ** rng.random()
 
-    # Package, locality, prices: redraw until the branch's excess window is reachable with a
-    # bill of the drawn size and a facility's charges on the estimate exceed the professional
-    # fees of the same procedure.
+    # Package, locality, prices: redraw until a facility's charges on the estimate exceed the
+    # professional fees of the same procedure and every excess window (within the estimate,
+    # under $400 above it, $400+ above it) is reachable — not only the branch's own: a redraw
+    # that depended on the branch made the kept services, multiples and sizes differ by branch.
+    window = "over" if amount_branch.startswith("over") else amount_branch
     for _ in range(3000):
         pkg = rng.choice(PACKAGES)
         setting = setting_of(pkg, convener, at_hospital)
@@ -615,61 +613,61 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         pos, pos_desc, facility_type = SETTINGS[setting]
         pro_facility = setting in ("asc", "hopd")  # MPFS facility-setting professional fee
         fac_priced = convener == "facility" and setting in ("asc", "hopd")
+        # a change the facility rate tables do not price separately is out at an ASC/HOPD
+        options = [ch for ch in pkg["changes"]
+                   if not pro_facility or _has_rate(ref, ch[2], setting)]
+        change = rng.choice(options) if options else None
+        down = rng.random() < 0.5  # the change planned and not needed, or needed unplanned
+        items = list(pkg["items"])
+        changed = list(items)
+        if change is not None:
+            if change[0] == "sub":
+                changed[change[1]] = (change[2], change[3])
+            else:
+                changed.append((change[2], change[3]))
+        planned = changed if down else items
+        performed = (items if down else changed) if want_change else planned
         m = rng.choice(FACILITY_MULTIPLES if fac_priced else MULTIPLES)
-        pro_fees = ([] if fac_priced else
-                    [fee(ref, c, loc, pro_facility, pro_modifier(c, setting))
-                     for c, _ in pkg["items"]])
-        gfe_fees = ([facility_rate(ref, c, setting)[0] for c, _ in pkg["items"]]
-                    if fac_priced else list(pro_fees))
-        # the branch's bills around this estimate miss the drawn size: redraw (cheap test
-        # first, the candidates below are exact)
-        own_total = sum(pct_of(f, m) for f in gfe_fees)
-        mid = scale * sum(pct_of(f, BASE_MULTIPLE) for f in gfe_fees)
-        bill_lo, bill_hi = round(mid / BILL_BAND), round(mid * BILL_BAND)
-        low_x, high_x = EXCESS_SPAN[amount_branch]
-        if own_total + high_x < bill_lo or own_total * (100 + low_x) // 100 > bill_hi:
-            continue
-        if fac_priced:  # a change the facility rate tables do not price separately is out
-            changes = tuple(ch for ch in pkg["changes"] if _has_rate(ref, ch[2], setting))
-            change_fees = [facility_rate(ref, ch[2], setting)[0] for ch in changes]
-            pro_fees = [fee(ref, c, loc, pro_facility, pro_modifier(c, setting))
-                        for c, _ in pkg["items"]]
-        else:
-            changes = pkg["changes"]
-            change_fees = [fee(ref, ch[2], loc, pro_facility) for ch in changes]
+
+        def prices(codes: list[tuple[str, str]], facility_side: bool, _loc: Any = loc,
+                   _setting: str = setting, _pf: bool = pro_facility) -> list[int]:
+            return [facility_rate(ref, c, _setting)[0] if facility_side else
+                    fee(ref, c, _loc, _pf, pro_modifier(c, _setting)) for c, _ in codes]
+
+        pro_fees = prices(planned, False)
+        gfe_fees = prices(planned, True) if fac_priced else list(pro_fees)
+        bill_fees = prices(performed, fac_priced)
         other_m = rng.choice(FACILITY_MULTIPLES if not fac_priced else MULTIPLES)
         co_facility = convener == "provider" and setting in ("asc", "hopd") and want_co_facility
         if fac_priced:  # the surgeon's professional fees sit on the facility's estimate
             if sum(pct_of(f, m) for f in gfe_fees) <= sum(pct_of(f, other_m) for f in pro_fees):
                 continue
         elif co_facility:
-            fac_fees = [facility_rate(ref, c, setting)[0] for c, _ in pkg["items"]]
+            fac_fees = prices(planned, True)
             if sum(pct_of(f, other_m) for f in fac_fees) <= sum(pct_of(f, m) for f in pro_fees):
                 continue
-        # a changed service can sit in any branch (same-rate changes too): changed bills
-        # first when the draw wants one, else repriced lines only
-        cands = _bill_candidates(gfe_fees, m, changes if want_change else (),
-                                 change_fees if want_change else [])
-        if amount_branch == "within":
-            pool = [c for c in cands if c[0] <= 0]
-        elif amount_branch == "under":
-            pool = [c for c in cands if 4_000 <= c[0] < THRESHOLD_CENTS]
-        else:
-            pool = [c for c in cands if THRESHOLD_CENTS <= c[0] <= MAX_EXCESS]
-        pool = [c for c in pool
-                if bill_lo <= math.isqrt(own_total * (own_total + c[0])) <= bill_hi]
-        if not pool:
+        cands = _bill_candidates(gfe_fees, bill_fees, m)
+        pools = {w: [c for c in cands if lo <= c[0] <= hi]
+                 for w, (lo, hi) in EXCESS_WINDOWS.items()}
+        if not all(pools.values()) and performed != planned:
+            # a change too large for one repriced line to bring the bill into every window:
+            # the service went as planned (decided by reachability alone, never the branch)
+            performed, bill_fees = planned, prices(planned, fac_priced)
+            cands = _bill_candidates(gfe_fees, bill_fees, m)
+            pools = {w: [c for c in cands if lo <= c[0] <= hi]
+                     for w, (lo, hi) in EXCESS_WINDOWS.items()}
+        if not all(pools.values()):
             continue
-        if want_change:
-            pool = [c for c in pool if c[1][0] == "change"] or pool
-        if near_threshold and amount_branch != "within":
+        pool = pools[window]
+        if near_threshold and window != "within":
             pool = [c for c in pool if 34_000 <= c[0] <= 46_000] or pool
         break
     else:  # pragma: no cover - every package reaches every window at some multiple
-        raise RuntimeError(f"no bill fits the {amount_branch} branch (convener {convener}, "
-                           f"bill scale {scale:.3f})")
+        raise RuntimeError(f"no bill reaches every excess window (convener {convener})")
     excess, recipe = rng.choice(pool)
-    kind, up_line, up_delta, change_idx, change_delta = recipe
+    up_line, up_delta = recipe
+    kind = ("change" if performed != planned else "exact" if up_line is None else
+            "discount" if up_delta < 0 else "price")
     state = loc["state"]
     tz_name, std_off, observes_dst = TZ_BY_STATE[state]
 
@@ -889,28 +887,20 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                 "expected_charge": dollars(pct_of(rate, pct))}
 
     if fac_priced:
-        gfe_items = [fac_item(i, c, dx, m) for i, (c, dx) in enumerate(pkg["items"])]
+        gfe_items = [fac_item(i, c, dx, m) for i, (c, dx) in enumerate(planned)]
     else:
         gfe_items = [pro_item(i, c, dx, f, m)
-                     for i, ((c, dx), f) in enumerate(zip(pkg["items"], gfe_fees, strict=True))]
+                     for i, ((c, dx), f) in enumerate(zip(planned, gfe_fees, strict=True))]
     gfe_total = sum(pct_of(f, m) for f in gfe_fees)
+    planned_codes = {c for c, _ in planned}
     billed: list[dict[str, Any]] = [
-        {"hcpcs": c, "dx": dx, "fee": f, "pct": m, "on_gfe": True}
-        for (c, dx), f in zip(pkg["items"], gfe_fees, strict=True)]
-    change_note = None
-    if kind == "discount":
-        billed[up_line]["pct"] = m - up_delta
-    elif kind == "price" or (kind == "change" and up_line is not None):
+        {"hcpcs": c, "dx": dx, "fee": f, "pct": m, "on_gfe": c in planned_codes}
+        for (c, dx), f in zip(performed, bill_fees, strict=True)]
+    if up_line is not None:
         billed[up_line]["pct"] = m + up_delta
-    if kind == "change":
-        ch = changes[change_idx]
-        new = {"hcpcs": ch[2], "dx": ch[3], "fee": change_fees[change_idx],
-               "pct": m + change_delta, "on_gfe": False}
-        change_note = ch[4]
-        if ch[0] == "sub":
-            billed[ch[1]] = new
-        else:
-            billed.append(new)
+    # what was done, in the operative/technical note: the change either way, or as planned
+    change_note = (None if performed == planned or change is None else
+                   change[5] if down else change[4])
     for b in billed:
         b["amount"] = pct_of(b["fee"], b["pct"])
     billed_total = sum(b["amount"] for b in billed)
@@ -934,12 +924,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         sections.append(section(
             practice, prov["npi"], prov["tin"], prov["type"], pos,
             [pro_item(i, c, dx, f, other_m)
-             for i, ((c, dx), f) in enumerate(zip(pkg["items"], pro_fees, strict=True))],
+             for i, ((c, dx), f) in enumerate(zip(planned, pro_fees, strict=True))],
             f"Services of {physician}; billed by {practice}."))
     elif co_facility:  # the ASC's / hospital's facility charges: billed separately
         sections.append(section(
             fac_name, fac_npi, fac_tin, facility_type, pos,
-            [fac_item(i, c, dx, other_m) for i, (c, dx) in enumerate(pkg["items"])],
+            [fac_item(i, c, dx, other_m) for i, (c, dx) in enumerate(planned)],
             f"Facility charges; billed by {fac_name}."))
     other_total = sections[1]["_cents"] if len(sections) > 1 else 0
     co_m = None
@@ -1250,7 +1240,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                                     "delivery on the patient account ledger)"}}
     gfe_rule = regulation("nsa_good_faith_estimate")
     gfe_rule["data"]["summary"] = GFE_RULE_SUMMARY
-    codes = sorted({(c, pro_facility) for c, _ in pkg["items"]}
+    codes = sorted({(c, pro_facility) for c, _ in planned}
                    | {(b["hcpcs"], pro_facility) for b in billed}
                    | ({(pkg["co"][0], False)} if co_m is not None else set()))
     references = [gfe_rule, regulation("nsa_dispute_resolution"),
@@ -1357,7 +1347,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "amount_branch": amount_branch, "gfe_rule_business_days": rule_bd,
         "lead_business_days": lead_bd, "utc_date_flip_at_scheduling": utc_flip,
         "gfe_delivery_in": delivery_in, "bill_recipe": kind,
-        "change": None if change_idx is None else changes[change_idx][:3],
+        "change": None if kind != "change" else [*change[:3], "down" if down else "up"],
         "co_providers": len(sections) - 1,
         "near_threshold": 34_000 <= excess <= 46_000, "window_open": window_open,
         "days_since_bill": age, "self_pay_pct": m, "deposit_cents": deposit,
