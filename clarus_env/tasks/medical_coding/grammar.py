@@ -221,7 +221,7 @@ def _specialty_of(code: str) -> str | None:
 _SPECIALTY_OF: dict[str, str | None] = {}
 
 
-def specialties_for(codes: list[str]) -> list[str]:
+def specialties_for(codes: list[str] | tuple[str, ...]) -> list[str]:
     """The specialties (in code order, deduplicated) whose problems ``codes`` are."""
     out: list[str] = []
     for code in codes:
@@ -231,7 +231,7 @@ def specialties_for(codes: list[str]) -> list[str]:
     return out
 
 
-def can_interpret(specialties: list[str], age: int) -> bool:
+def can_interpret(specialties: list[str] | tuple[str, ...], age: int) -> bool:
     """Whether any specialty of the problems (that sees a patient of ``age``) has a test
     another physician performed."""
     return any(SPECIALTIES[s].images and (SPECIALTIES[s].pediatric or age >= 13)

@@ -421,10 +421,11 @@ class _Prepared:
     """What every item of one condition reads, looked up once per condition instead of per
     item: its variants (all, and without a bilateral one), their phrase lists after title
     filtering, its synonyms, its 7th characters, whether its codes are the variant's own (no
-    7th character, no synonym-specific codes) and the symptoms it keeps a note from denying."""
+    7th character, no synonym-specific codes), the symptoms it keeps a note from denying and
+    its clash groups."""
 
     __slots__ = ("cond", "variants", "unilateral", "phrases", "sevenths", "synonyms",
-                 "plain_codes", "unsaid")
+                 "plain_codes", "unsaid", "groups")
 
     def __init__(self, pools: _Pools, cond: dict[str, Any]) -> None:
         self.cond = cond
@@ -438,6 +439,7 @@ class _Prepared:
         # symptoms a note with this condition never denies: integral to it, or left uncertain
         self.unsaid = (*cond.get("integral", ()),
                        *(cond.get("uncertain") or {}).get("symptoms", ()))
+        self.groups = _groups(cond)
 
 
 def _prepared(pools: _Pools, cond: dict[str, Any]) -> _Prepared:
@@ -487,7 +489,7 @@ def _proc_code(proc: dict[str, Any], item: _Item | None) -> str:
 def _compatible(items: list[_Item], cond: dict[str, Any]) -> bool:
     groups = _groups(cond)
     for i in items:  # noqa: SIM110 - a loop costs less than all() over a generator
-        if not groups.isdisjoint(_groups(i.cond)):
+        if not groups.isdisjoint(i.prep.groups):
             return False
     return True
 
@@ -629,18 +631,19 @@ _DATA_CHOICES = {0: (0, 0, 0, 1, 2), 1: (0, 0, 1, 1, 2, 3), 2: (0, 1, 1, 2, 2, 3
                  3: (1, 2, 3, 3)}
 
 
-_SPECIALTIES: dict[tuple, tuple[list[str], bool]] = {}
+_INTERPRET: dict[tuple[tuple[str, ...], bool], tuple[list[str], bool]] = {}
 
 
 def _specialties(focus: tuple[str, ...], codes: tuple[str, ...],
                  child: bool) -> tuple[list[str], bool]:
     """(the specialties data elements may name -- the focus problem's, else any addressed
-    problem's -- and whether one has a test to interpret), memoized per code tuples."""
-    key = (focus, codes, child)
-    got = _SPECIALTIES.get(key)
+    problem's -- and whether one has a test to interpret). Worked out per code (memoized
+    per code) and per specialty list: a memo per pair of code tuples missed on most visits."""
+    specs = tuple(grammar.specialties_for(focus) or grammar.specialties_for(codes))
+    key = (specs, child)
+    got = _INTERPRET.get(key)
     if got is None:
-        specs = grammar.specialties_for(list(focus)) or grammar.specialties_for(list(codes))
-        got = _SPECIALTIES[key] = (specs, grammar.can_interpret(specs, 5 if child else 40))
+        got = _INTERPRET[key] = (list(specs), grammar.can_interpret(specs, 5 if child else 40))
     return got
 
 
