@@ -279,21 +279,20 @@ def data_sentences(rng: random.Random, d: Data, age: int, caregiver: str,
         )))
     tests = _pick(rng, labs, d.results_reviewed + d.tests_ordered)
     reviewed, ordered = tests[: d.results_reviewed], tests[d.results_reviewed:]
+    rand = rng.random  # below, only the wording drawn is joined and formatted
     if reviewed:
         names = [pick(rng, t) for t in reviewed]
         when = pick(rng, ("last month", "from 3 months ago", "from the spring", "from last visit"))
-        plan.append(pick(rng, (
-            f"Reviewed prior results: {', '.join(names)} {when}.",
-            f"Prior {' and '.join(names)} ({when}) reviewed with the patient.",
-            f"Results reviewed: {'; '.join(names)} {when}.",
-        )))
+        form = int(rand() * 3)
+        plan.append(f"Reviewed prior results: {', '.join(names)} {when}." if form == 0 else
+                    f"Prior {' and '.join(names)} ({when}) reviewed with the patient." if form == 1
+                    else f"Results reviewed: {'; '.join(names)} {when}.")
     if ordered:
         names = [pick(rng, t) for t in ordered]
-        plan.append(pick(rng, (
-            f"Ordered {', '.join(names)} (sent to outside lab).",
-            f"Tests ordered: {'; '.join(names)}, done at the reference lab.",
-            f"Will obtain {' and '.join(names)} at the outside lab.",
-        )))
+        form = int(rand() * 3)
+        plan.append(f"Ordered {', '.join(names)} (sent to outside lab)." if form == 0 else
+                    f"Tests ordered: {'; '.join(names)}, done at the reference lab." if form == 1
+                    else f"Will obtain {' and '.join(names)} at the outside lab.")
     if d.independent_historian:
         hpi.append(pick(rng, (
             f"History obtained from {caregiver}, who serves as independent historian.",
