@@ -79,10 +79,10 @@ TASK = "deductive_liability"
 
 # finding (and, for coinsurance on billed, whose document erred) -> weight
 KINDS: tuple[tuple[str, int], ...] = (
-    ("copay_not_credited", 5), ("duplicate_charge", 6), ("duplicate_posting", 5),
+    ("copay_not_credited", 4), ("duplicate_charge", 5), ("duplicate_posting", 4),
     ("coinsurance_on_billed:insurer", 6), ("coinsurance_on_billed:provider", 6),
-    ("deductible_already_met", 8), ("balance_billing", 5), ("oop_max_exceeded", 7),
-    ("no_error", 8),
+    ("deductible_already_met", 5), ("balance_billing", 5), ("oop_max_exceeded", 5),
+    ("no_error", 10),
 )
 _STRATA: dict[str, list[str]] = {}
 
@@ -107,7 +107,7 @@ def _stratum(seed: int) -> str | None:
         random.Random(f"{TASK}:{key}:strata").shuffle(seq)
         _STRATA[key] = seq
     return _STRATA[key][seed - seeds(split, TASK).start]
-MARKUPS = (130, 140, 150, 165, 175, 180, 200, 225, 250)  # chargemaster = % of allowed
+MARKUPS = (115, 120, 125, 130, 140, 150, 165, 180, 200)  # chargemaster = % of allowed
 EM_NEW = ("99202", "99203", "99204", "99205")
 EM_EST = ("99212", "99213", "99214", "99215")
 # practice -> (specialty, copay benefit, procedures it performs, E/M diagnoses)
@@ -319,6 +319,11 @@ CLOSE_ROOM = (1_500, 90_000)
 def _room_draw(rng: random.Random) -> int:
     lo, hi = CLOSE_ROOM
     return round(lo * (hi / lo) ** rng.random())
+# how much of the statement the patient had paid when they complained (every branch)
+PAY_STATES: tuple[tuple[str, int], ...] = (("none", 4), ("full", 3), ("part", 3))
+# the deductible dollars (beyond a copay that counts toward it and $1) by which an insurer's
+# stale total lags the plan of record: a claim processed elsewhere, $1 to this many
+STALE_LAG_MAX = 150
 # the deductible before the claim, where the member is far from the OOP maximum (every branch)
 DED_STATES: tuple[tuple[str, int], ...] = (("met", 1), ("partial", 6), ("not_met", 2))
 
@@ -387,9 +392,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # the provider statement is the commoner place for coinsurance taken on the billed charge
     kind, _, coins_side = (_stratum(seed) or _weighted(rng, KINDS)).partition(":")
     side = coins_side or ERROR_SIDE[kind]
-    # did the patient pay the statement already? Drawn alike in every branch: knowing it
+    # did the patient pay the statement already — in full, in part, or not yet? Drawn alike
+    # in every branch: with the open balance left against the overcharge (two records) it
     # narrows the filing (refund vs correction) for a practice's error, never the finding
-    paid = rng.random() < 0.5
+    pay_state = _weighted(rng, PAY_STATES)
+    paid = pay_state == "full"
     duplicate_of = None
     if kind == "duplicate_charge":  # the paid statement, or the check-in copay, run twice
         duplicate_of = ("statement_payment" if paid and rng.random() < 0.6
@@ -514,8 +521,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     if kind == "deductible_already_met":
         # the insurer's stale total is the EOB's state, drawn exactly as every branch draws a
         # member's deductible left when some is left (partly or not met); the plan of record
-        # has less left — met, or a part of that, short of the claim's first line — so the
-        # EOB looks like any EOB and only the plan shows the member had less (or nothing) left
+        # has less left, short of the claim's first line, by what a claim processed elsewhere
+        # added (usually a few dollars, drawn log-uniformly): the EOB looks like any EOB and
+        # the plan like any plan; only the two together show the member had less left
         for _ in range(30):
             stale_draw = min(deductible, _remaining_draw(
                 rng, _weighted(rng, DED_STATES[1:]), first_allowed))
@@ -525,7 +533,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         else:
             stale_draw = min(deductible, counted + 100 + first_allowed // 2)
             top_r = min(stale_draw - counted - 100, first_allowed * 90 // 100)
-        remaining = 0 if (top_r <= 1 or rng.random() < 0.3) else rng.randrange(1, top_r)
+        remaining = max(0, top_r - round(100 * STALE_LAG_MAX ** rng.random()))
         ded_state = "met" if remaining == 0 else "partial"
 
     # accumulators: the older claim in this plan year, then other claims, then this one
@@ -732,26 +740,31 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         if dup_line is not None:
             stmt_balance += dup_line["billed"]
     if duplicate_of == "statement_payment":
-        paid = True
+        paid, pay_state = True, "full"
     if stmt_balance <= 0:  # nothing to pay on the statement (a copay-only visit)
-        paid = False
+        paid, pay_state = False, "none"
+    if pay_state == "part" and stmt_balance < 200:
+        pay_state = "none"
     if paid:
         assert stmt_balance > 0
-    correct_balance = pr_correct - checkin - (stmt_balance if paid else 0)
+    # a part payment: some of the statement, by card online, the rest still open
+    paid_part = rng.randrange(max(1, stmt_balance * 3 // 10), stmt_balance * 9 // 10) \
+        if pay_state == "part" else 0
+    paid_amount = stmt_balance if paid else paid_part
+    correct_balance = pr_correct - checkin - paid_amount
     if kind == "duplicate_charge":
         dup_amount = checkin if duplicate_of == "checkin_copay" else stmt_balance
         correct_balance -= dup_amount
         overcharge = dup_amount
-    elif paid:
-        overcharge = -correct_balance
     else:
         overcharge = stmt_balance - (pr_correct - checkin)
+        assert pr_correct - checkin >= 0
     if kind == "no_error":
         assert overcharge == 0, overcharge
     else:
         assert overcharge > 0, (kind, overcharge)
 
-    open_balance = 0 if paid else stmt_balance
+    open_balance = stmt_balance - paid_amount
     accepted_resolutions: list[str]
     # amounts an expert may file besides the overcharge: "resolution:cents"
     amount_alternatives: list[str] = []
@@ -768,7 +781,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         else:
             resolution = "refund_request"
     else:
-        party, resolution = "provider", ("refund_request" if paid else "balance_correction")
+        # a practice's overstatement: corrected on the open balance where that covers it,
+        # refunded where the patient paid it
+        party = "provider"
+        resolution = "balance_correction" if open_balance >= overcharge else "refund_request"
     accepted_resolutions = [resolution]
     if kind == "duplicate_charge" and resolution == "balance_correction":
         # a second capture of the same card payment is a processing error, not a voluntary
@@ -779,6 +795,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     elif kind == "duplicate_charge" and policy == "apply" and 0 < open_balance < overcharge:
         # part of the credit clears the balance, the rest is refunded: either filing is
         # right, for the whole duplicate or for the part that filing covers
+        accepted_resolutions = ["refund_request", "balance_correction"]
+        amount_alternatives = [f"balance_correction:{open_balance}",
+                               f"refund_request:{overcharge - open_balance}"]
+    elif side == "provider" and kind != "duplicate_charge" and 0 < open_balance < overcharge:
+        # paid in part, and overstated by more than is still open: the balance is corrected to
+        # nothing and the rest refunded — either filing is right, for the whole overcharge or
+        # for the part that filing covers
         accepted_resolutions = ["refund_request", "balance_correction"]
         amount_alternatives = [f"balance_correction:{open_balance}",
                                f"refund_request:{overcharge - open_balance}"]
@@ -800,7 +823,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     era_posted = processed + dt.timedelta(days=rng.randrange(2, 5))
     stmt_date = era_posted + dt.timedelta(days=rng.randrange(3, 9))
     pay_date = stmt_date + dt.timedelta(days=rng.randrange(3, 15))
-    today = (pay_date if paid else stmt_date) + dt.timedelta(days=rng.randrange(7, 31))
+    today = (pay_date if paid_amount else stmt_date) + dt.timedelta(days=rng.randrange(7, 31))
     # the older visit was processed and paid off before this one (its EOB feeds the
     # accumulators as of the day before this visit)
     older_dos = _weekday(dos - dt.timedelta(days=rng.randrange(42, 55)))
@@ -994,6 +1017,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             txn("sale", stmt_balance,
                 when + dt.timedelta(seconds=rng.randrange(8, 90)),
                 f"Online statement payment {claim_id}")
+    elif paid_part:
+        stmt_txns.append(txn("sale", paid_part, _ts(pay_date, rng),
+                             f"Online statement payment {claim_id}"))
     txns.sort(key=lambda t: (t["timestamp"], t["transaction_id"]))
     plog = {"patient_id": case_id, "merchant": practice, "processor": processor,
             "merchant_id": f"MID-{_digits(rng, 8)}", "transactions": txns,
@@ -1067,7 +1093,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         bal += amt if e["type"] == "charge" else -amt
         e["balance_after"] = D(bal)
     ledger_balance = bal
-    assert ledger_balance == (0 if paid else stmt_balance), (ledger_balance, stmt_balance)
+    assert ledger_balance == stmt_balance - paid_amount, (ledger_balance, stmt_balance)
     ledger = {"patient_id": case_id, "account_id": account, "practice": practice,
               "patient_name": patient, "entries": entries, "balance": D(ledger_balance),
               "as_of": C.iso(today)}
@@ -1100,6 +1126,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                      "pay; otherwise it is billed on the statement.")
     if paid:
         notes.append(f"Statement paid in full online on {C.iso(pay_date)}.")
+    elif paid_part:
+        notes.append(f"Statement paid in part online on {C.iso(pay_date)}; the rest is open.")
     provider_record = {
         "claim_id": claim_id, "provider": {"name": practice, "npi": prov_npi,
                                            "specialty": specialty},
@@ -1216,6 +1244,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     }
     variant = {
         "kind": kind, "error_side": side, "paid": paid, "duplicate_of": duplicate_of,
+        "payment_state": pay_state, "statement_paid_cents": paid_amount,
         "plan_template": plan["plan_id"], "practice": practice, "benefit": benefit,
         "locality": {"mac": loc["mac"], "locality": loc["locality"]},
         "lines": [{"hcpcs": ln["hcpcs"], "markup_pct": ln["markup_pct"],
