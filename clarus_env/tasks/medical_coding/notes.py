@@ -586,7 +586,8 @@ def _em(
     if undiagnosed:
         focus = grammar.Focus("the presenting symptoms", "undiagnosed", all_codes, True, all_codes)
     elif addressed:
-        top = max(addressed, key=lambda i: em.PROBLEM_KINDS[i.problem])
+        top = (addressed[0] if len(addressed) == 1
+               else max(addressed, key=lambda i: em.PROBLEM_KINDS[i.problem]))
         focus = grammar.Focus(top.text, top.problem, top.codes,
                               top.problem not in ("chronic_stable", "chronic_exacerbation"),
                               all_codes)
@@ -631,11 +632,11 @@ _DATA_CHOICES = {0: (0, 0, 0, 1, 2), 1: (0, 0, 1, 1, 2, 3), 2: (0, 1, 1, 2, 2, 3
                  3: (1, 2, 3, 3)}
 
 
-_INTERPRET: dict[tuple[tuple[str, ...], bool], tuple[list[str], bool]] = {}
+_INTERPRET: dict[tuple[tuple[str, ...], bool], tuple[tuple[str, ...], bool]] = {}
 
 
 def _specialties(focus: tuple[str, ...], codes: tuple[str, ...],
-                 child: bool) -> tuple[list[str], bool]:
+                 child: bool) -> tuple[tuple[str, ...], bool]:
     """(the specialties data elements may name -- the focus problem's, else any addressed
     problem's -- and whether one has a test to interpret). Worked out per code (memoized
     per code) and per specialty list: a memo per pair of code tuples missed on most visits."""
@@ -643,7 +644,7 @@ def _specialties(focus: tuple[str, ...], codes: tuple[str, ...],
     key = (specs, child)
     got = _INTERPRET.get(key)
     if got is None:
-        got = _INTERPRET[key] = (list(specs), grammar.can_interpret(specs, 5 if child else 40))
+        got = _INTERPRET[key] = (specs, grammar.can_interpret(specs, 5 if child else 40))
     return got
 
 
@@ -794,15 +795,7 @@ def _finding_kind(finding: str) -> tuple[str | None, bool]:
     """(the system a finding calls normal or None, whether it is a vital sign), per text."""
     got = _FINDING_KIND.get(finding)
     if got is None:
-        if finding.isascii():
-            low = finding.lower()
-            for word in _FINDING_WORDS:
-                if word in low:
-                    break
-            else:
-                got = _FINDING_KIND[finding] = _PLAIN_FINDING
-                return got
-        if not _FINDING_ANY.search(finding):
+        if not _may_match(finding, _FINDING_WORDS) or not _FINDING_ANY.search(finding):
             got = _FINDING_KIND[finding] = _PLAIN_FINDING
         else:
             normal = next((sys for sys, pat in _NORMAL_FINDING if pat.search(finding)), None)
@@ -854,19 +847,25 @@ _FOLLOW_UP_WORDS = ("f/u", "follow-up", "check", "establishing care", "referred"
                     "here for procedure", "scheduled")
 
 
+def _may_match(text: str, words: tuple[str, ...]) -> bool:
+    """False when ``text`` is ASCII and holds none of ``words`` (lower case), which every
+    alternative of the case-insensitive pattern they stand for needs: the search is skipped."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    for word in words:  # noqa: SIM110 - a loop costs less than any() over a generator
+        if word in low:
+            return True
+    return False
+
+
 def _follow_up_cc(cc: str) -> bool:
     """Whether the complaint names a follow-up, referral or scheduled visit."""
-    if cc.isascii():
-        low = cc.lower()
-        for word in _FOLLOW_UP_WORDS:
-            if word in low:
-                break
-        else:
-            return False
-    return bool(_FOLLOW_UP_CC.search(cc))
+    return _may_match(cc, _FOLLOW_UP_WORDS) and bool(_FOLLOW_UP_CC.search(cc))
 
 
 _FOLLOW_UP = re.compile(r"^(follow-up of|f/u|recheck of)\s+|\s+follow-up$", re.IGNORECASE)
+_FOLLOW_UP_OPEN = ("follow-up", "f/u", "recheck of")
 _NOT_NOUNS = frozenset({"febrile", "short of breath"})  # read wrong after "Reports ..."
 
 
@@ -1636,8 +1635,8 @@ def _finish(
     expected = set(codes)
     if "{" in cc:  # a complaint written with the primary condition's variant words
         cc = _render(rng, cc, items[0].variant)
-    if new:  # a new patient establishes care; nothing to follow up here
-        m = _FOLLOW_UP.search(cc)
+    if new and _may_match(cc, _FOLLOW_UP_OPEN):  # a new patient establishes care: nothing
+        m = _FOLLOW_UP.search(cc)  # to follow up here
         if m:
             rest = (cc[: m.start()] + cc[m.end():]).strip()
             cc = f"establishing care for {rest}"
