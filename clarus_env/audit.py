@@ -358,6 +358,48 @@ def claim_rule(train: TrainSet) -> Decide:
     return decide
 
 
+def _claim_has_modifier(records: dict[str, Any]) -> bool | None:
+    key = claim_key(records)
+    return None if key is None else any(mods for _, mods in key)
+
+
+def lookup_rule(train: TrainSet) -> Decide:
+    """The lookup memorizer: a table from every categorical value of the case's reference
+    lookups (an edit's status and modifier indicator, a deadline's flags — any field with two
+    to six values on train) and whether the claim carries a modifier, to the outcome. It never
+    opens the provider's notes: in abductive_conflict it is the rule "no edit → appeal,
+    indicator 0 → denial stands, indicator 1 → appeal if a bypass modifier is on the claim,
+    else corrected claim", the task's floor without the documentation."""
+    kinds: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for sc in train.scenarios:
+        per = Counter(r["type"] for r in sc.get("references", []))
+        for r in sc.get("references", []):
+            if per[r["type"]] == 1 and isinstance(r.get("data"), dict):
+                kinds[r["type"]].append(r["data"])
+    fields: list[tuple[str, str]] = []
+    for rtype, datas in sorted(kinds.items()):
+        if len(datas) < len(train.scenarios):
+            continue  # not looked up in every case
+        names = sorted({k for d in datas for k, v in d.items()
+                        if isinstance(v, bool | str) and len(str(v)) <= 24})
+        for name in names:
+            if 2 <= len({str(d.get(name)) for d in datas}) <= 6:
+                fields.append((rtype, name))
+
+    def key(records: dict[str, Any]) -> tuple[Any, ...]:
+        return (*(str((records.get(t) or {}).get(f)) for t, f in fields),
+                _claim_has_modifier(records))
+
+    votes: dict[Any, list[Any]] = defaultdict(list)
+    for sc, lab in zip(train.scenarios, train.labels, strict=True):
+        recs: dict[str, Any] = {r["type"]: r["data"] for r in sc.get("references", [])}
+        recs.update({t: _first(sc, t) for t in ("claim_record", "eob")})
+        votes[key(recs)].append(lab)
+    table = {k: _modal(v) for k, v in votes.items()}
+    fallback = _modal(train.labels)
+    return lambda view: _as_decision(table.get(key(view.get("records", {})), fallback), view)
+
+
 def counter_label(counter: dict[str, Any], expected: dict[str, Any]) -> str:
     """The expected response to a counter-argument: the scenario's ``<prefix>_decision`` for
     the expected key ``<prefix>_id`` naming this counter, else ``reject`` (a counter the
@@ -523,6 +565,8 @@ def shortcut_agents(task: str, train: TrainSet) -> dict[str, Callable[[], Any]]:
     out["nb_complaint"] = lambda: H(decide=complaint)
     claim = claim_rule(train)
     out["claim_memorizer"] = lambda: H(decide=claim)
+    lookup = lookup_rule(train)
+    out["lookup_memorizer"] = lambda: H(decide=lookup)
     surface = records_rule(train)
     out["nb_records"] = lambda: H(decide=surface)
     forest = forest_rule(train)

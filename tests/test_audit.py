@@ -64,6 +64,31 @@ def test_claim_key_exact_and_coarse() -> None:
     assert claim_key({}) is None
 
 
+def test_lookup_memorizer_learns_lookups_and_the_modifier_flag_only() -> None:
+    from clarus_env.audit import TrainSet, lookup_rule
+
+    def scenario(indicator: str, mods: list[str], finding: str, note: str) -> dict[str, Any]:
+        return {"references": [{"type": "ncci_edit", "data": {
+                    "modifier_indicator": indicator, "column_1": note}}],
+                "artifacts": [{"type": "claim_record", "data": {"lines": [
+                    {"hcpcs": "99213", "modifiers": mods}]}},
+                              {"type": "provider_record", "data": {"notes": [note]}}],
+                "expected": {"finding": finding}}
+    train = TrainSet("t", [scenario("0", [], "stands", "a"), scenario("0", ["25"], "stands", "b"),
+                           scenario("1", ["25"], "appeal", "c"), scenario("1", [], "fix", "d"),
+                           scenario("1", [], "fix", "e"), scenario("1", [], "fix", "f"),
+                           scenario("0", [], "stands", "g")])
+    rule = lookup_rule(train)
+
+    def ask(indicator: str, mods: list[str]) -> str:
+        records = {"ncci_edit": {"modifier_indicator": indicator, "column_1": "zzz"},
+                   "claim_record": {"lines": [{"hcpcs": "99213", "modifiers": mods}]}}
+        return rule({"records": records})["finding"]
+    # free text (column_1 has one value per case) is not a key; indicator x modifier flag is
+    assert (ask("0", ["59"]), ask("1", ["59"]), ask("1", [])) == ("stands", "appeal", "fix")
+    assert ask("9", []) == "fix"  # unseen key: the modal outcome on train
+
+
 def test_label_of_reads_only_outcome_fields() -> None:
     lab = label_of({"finding": "x", "responsible_party": "provider", "amount_cents": 5,
                     "resolution_type": "refund_request"})
