@@ -19,7 +19,14 @@ from typing import Any
 
 from .actions import ACTIONS, PHI_ACTIONS, ActionError, validate
 from .env_base import EnvBase
-from .episode_db import TABLES, canonical, fact_rows, insert_rows, new_episode_db
+from .episode_db import (
+    TABLES,
+    canonical,
+    fact_rows,
+    insert_rows,
+    insert_steps,
+    new_episode_db,
+)
 from .grader import grade
 
 R_AUTH, R_NEW_TYPE, R_DIAGNOSIS, R_DEESCALATE, R_DEADLINE, R_AUDIT = (
@@ -182,10 +189,12 @@ class ClarusEnv(EnvBase):
             if table == "steps":  # recorded with the parameters as given: encoded only here
                 if only is not None and self._lazy_params:
                     self._params.extend((r[2], r[0]) for r in pending)
-                    pending = [(r[0], r[1], None, *r[3:]) for r in pending]
+                    insert_steps(db, pending, params=False)
                 else:
-                    pending = [(r[0], r[1], canonical(r[2]), *r[3:]) for r in pending]
-            insert_rows(db, table, pending)
+                    insert_steps(db, [(r[0], r[1], canonical(r[2]), *r[3:]) for r in pending],
+                                 params=True)
+            else:
+                insert_rows(db, table, pending)
             stale.add(table)
         if self._params and only is None:
             db.executemany("UPDATE steps SET params = ? WHERE step = ?",
