@@ -320,7 +320,7 @@ def _room_draw(rng: random.Random) -> int:
     lo, hi = CLOSE_ROOM
     return round(lo * (hi / lo) ** rng.random())
 # how much of the statement the patient had paid when they complained (every branch)
-PAY_STATES: tuple[tuple[str, int], ...] = (("none", 4), ("full", 3), ("part", 3))
+PAY_STATES: tuple[tuple[str, int], ...] = (("none", 3), ("full", 2), ("part", 5))
 # the deductible dollars (beyond a copay that counts toward it and $1) by which an insurer's
 # stale total lags the plan of record: a claim processed elsewhere, $1 to this many
 STALE_LAG_MAX = 150
@@ -692,6 +692,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     co45 = total_billed - total_allowed
     copay_credited = kind != "copay_not_credited"
     dup_line = rng.choice(lines) if kind == "duplicate_posting" else None
+    # the practice's system may have written the duplicate down to the contracted rate too
+    # (its own CO-45 row): the patient is then billed the line's allowed amount again
+    dup_adjusted = dup_line is not None and rng.random() < 0.5
     # CO-45 posted per line or as one row (any branch); a balance-billing practice wrote off
     # nothing, only one line's difference (posted per line), or the difference to last
     # year's contracted rate (its fee schedule was not updated)
@@ -738,7 +741,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     else:
         stmt_balance = pr_stmt - (checkin if copay_credited else 0)
         if dup_line is not None:
-            stmt_balance += dup_line["billed"]
+            stmt_balance += dup_line["allowed"] if dup_adjusted else dup_line["billed"]
     if duplicate_of == "statement_payment":
         paid, pay_state = True, "full"
     if stmt_balance <= 0:  # nothing to pay on the statement (a copay-only visit)
@@ -1061,6 +1064,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             if adj:
                 post(era, "adjustment", "Contractual adjustment (CO-45)", adj,
                      cid if ln is None else f"{cid} line {ln['line']}")
+        if dup is not None and dup_adjusted:
+            post(era, "adjustment", "Contractual adjustment (CO-45)",
+                 dup["billed"] - dup["allowed"], f"{cid} line {dup['line']}")
 
     # the ledger export covers the plan year, or (any branch) only recent activity
     older_on_ledger = rng.random() < 0.7
@@ -1255,6 +1261,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "deductible_state": ded_state, "prior_deductible_met": prior_ded,
         "prior_oop_met": prior_oop, "stale_deductible_remaining": stale_remaining,
         "duplicate_posted_line": dup_line["line"] if dup_line is not None else None,
+        "duplicate_written_down": dup_adjusted,
         "old_refunded_duplicate": old_noise, "oop_binds": oop_bind, "near_cap": near_cap,
         "retail_item": any(day == dos for day, *_ in retail),
         "reposted_reversed": reposted is not None,
