@@ -10,14 +10,15 @@ from the very numbers the artifacts show.
 Findings (``variant.kind``; weights in ``KINDS``) and where the evidence lives:
 
 * ``copay_not_credited`` — copay captured at check-in (processor log) never posted on the
-  ledger/statement → provider; balance_correction, or refund_request if the patient already
-  paid the wrong statement.
+  ledger/statement → provider; balance_correction where the open balance covers the
+  overcharge, else refund_request (both, split, where a part payment left less open).
 * ``duplicate_charge`` — the practice ran the card twice (check-in copay or online statement
   payment: two captures seconds apart, no void/refund). The practice holds the money, so the
   practice (``provider``) refunds it: refund_request, or balance_correction when the provider
   record's stated credit policy applies overpayments to an open balance and one is owed.
-* ``duplicate_posting`` — one charge line posted twice on the ledger → provider;
-  balance_correction, or refund_request if the inflated statement was paid.
+* ``duplicate_posting`` — one charge line posted twice on the ledger (perhaps with its own CO-45
+  write-down, so the patient is billed its allowed amount again) → provider; the filing as
+  for any practice overstatement.
 * ``coinsurance_on_billed`` — coinsurance computed on the billed charge instead of the
   allowed amount, either on the EOB (insurer / claim_reprocessing) or on the provider's
   statement (provider / balance_correction or refund_request; ``balance_billing`` is accepted
@@ -43,14 +44,17 @@ No shortcut by construction (the red team's attacks, closed):
 * The complaint is drawn from generic templates independently of the finding; the deadline
   references are the same two, worded the same way, in every scenario; every record id draws
   its own number, so distractors share the id shape of the case's records.
-* Accumulators: the insurer's OOP total printed on the EOB lags the plan of record in any
-  branch (claims from elsewhere post later) — where its deductible total is stale (the
-  ``deductible_already_met`` error) its OOP total lags by the same dollars, since deductible
-  dollars count toward the OOP maximum; where it ignored the cap it stops anywhere from
-  $1,200 below the maximum up to the maximum itself, and a correctly applied cap (no_error or
-  a practice's error) prints the maximum too. A member near the maximum occurs in every
-  branch; being near it implies the deductible is met (as it must). Deductible amounts are to
-  the cent, and a deductible error is usually an over-application of a partly met deductible.
+* Member states (issue 8: an outcome rests on a relation between fields, never on where one
+  value falls): a member is close to the OOP maximum with the same probability
+  (``CLOSE_SHARE``) in every branch but the stale-deductible one (close to the cap the
+  deductible is met), with room left drawn in dollars independently of the claim
+  (``CLOSE_ROOM``) — the cap binds only where that room is short of the claim's share, so an
+  ignored cap differs from an honoured one only by room against share. An insurer's stale
+  totals (an ignored cap, a deductible applied twice) are themselves ordinary member states,
+  drawn as the plan's are; the stale deductible total lags the plan by what a claim processed
+  elsewhere added (``STALE_LAG_MAX``), its OOP total by the same dollars. The statement is
+  unpaid, paid in part or paid in full (``PAY_STATES``) in every branch; refund vs correction
+  follows the open balance against the overcharge.
 * Count signatures: a self-pay item bought at check-in (a second capture and a charge with its
   payment on the ledger), a charge entered twice and reversed, CO-45 posted per line, a
   statement paid in two parts, the older visit outside the ledger's export, a copay billed on
