@@ -109,6 +109,7 @@ class InProcessStore:
         self._recs: dict[str, _Record] = {}
         self._aux: dict[str, tuple[dict[str, Any], float]] = {}
         self._lock = threading.Lock()
+        self._next_purge = 0.0
 
     def __len__(self) -> int:
         with self._lock:
@@ -125,10 +126,19 @@ class InProcessStore:
         return stale
 
     def create(self, key: str, meta: dict[str, Any]) -> list[str]:
-        """Register (or restart) episode ``key``; returns the ids it evicted or expired."""
+        """Register (or restart) episode ``key``; returns the ids it evicted or expired.
+
+        Expired records are swept at most every ``TRIM_EVERY_S``, and at once whenever a
+        limit could be reached (every lookup already treats them as gone): a sweep and the
+        per-client count walk every record, ~25 µs per reset at 256 live episodes.
+        """
         now = time.time()
         with self._lock:
-            gone = self._purge(now)
+            near_limit = len(self._recs) >= min(self.capacity, self.per_client or self.capacity)
+            gone: list[str] = []
+            if near_limit or now >= self._next_purge:
+                gone = self._purge(now)
+                self._next_purge = now + TRIM_EVERY_S
             if key not in self._recs:
                 if len(self._recs) >= self.capacity:
                     victim = self._victim()
@@ -139,7 +149,7 @@ class InProcessStore:
                     del self._recs[victim]
                     gone.append(victim)
                 client = meta.get("client", "")
-                if self.per_client and client:
+                if self.per_client and client and len(self._recs) >= self.per_client:
                     mine = [(r.used, k) for k, r in self._recs.items()
                             if r.meta.get("client") == client]
                     if len(mine) >= self.per_client:
