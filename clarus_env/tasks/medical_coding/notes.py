@@ -213,6 +213,7 @@ class _Pools:
             self._drop_title_synonyms(ref)
             for split in tier2.SPLIT_NAMES:  # built once per process, not on a first case
                 self.tier2_split(split)
+        self.phrase_ids = {cid for cid, _ in self.phrases}
         self.alt_procedures = {
             p["cpt"]: p
             for p in cat.procedures
@@ -386,7 +387,7 @@ class _Item:
         if variant is None:
             choices = prep.variants if allow_bilateral else prep.unilateral
             variant = choices[int(rng.random() * len(choices))]
-            phrases = prep.phrases[id(variant)]
+            phrases = prep.phrases[id(variant)] if prep.phrases else None
         else:
             phrases = pools.phrases.get((cond["id"], variant.get("id", "")))
         self.variant = variant
@@ -429,10 +430,12 @@ class _Prepared:
 
     def __init__(self, pools: _Pools, cond: dict[str, Any]) -> None:
         self.cond = cond
-        self.variants = pools.cat.variants(cond)
-        self.unilateral = [v for v in self.variants if v.get("side") != "bilateral"]
-        self.phrases = {id(v): pools.phrases.get((cond["id"], v.get("id", "")))
-                        for v in self.variants}
+        self.variants = variants = pools.cat.variants(cond)
+        self.unilateral = (variants if len(variants) == 1 and "side" not in variants[0]
+                           else [v for v in variants if v.get("side") != "bilateral"])
+        # variant id -> its title-filtered phrases, only for conditions that have some
+        self.phrases = ({id(v): pools.phrases.get((cond["id"], v.get("id", "")))
+                         for v in variants} if cond["id"] in pools.phrase_ids else None)
         self.sevenths = cond.get("seventh")
         self.synonyms = pools.synonyms.get(cond["id"]) or cond["synonyms"]
         self.plain_codes = not self.sevenths and not cond.get("synonym_codes")
@@ -1729,7 +1732,7 @@ def _accept(
     Only the kinds that apply are present ({} for most cases).
     """
     out: dict[str, Any] = {}
-    present = set(codes)
+    present = frozenset(codes)
     alt_ids = pools.alt_conditions
     for n, it in enumerate(items):
         cond = it.cond
@@ -1766,10 +1769,10 @@ def _accept(
                         "-".join([other, *mods]))
     alt_cpt = pools.alt_procedures
     for code in cpt:
-        base, *mods = code.split("-")
-        proc = alt_cpt.get(base)
+        proc = alt_cpt.get(code.partition("-")[0])
         if proc is None:
             continue
+        base, *mods = code.split("-")
         forms = []
         if proc.get("clia_waived"):
             forms.append("-".join([base, *sorted({*mods, "QW"})]))
