@@ -1650,6 +1650,8 @@ def _finish(
             if (all(s is not p for p in positives) and s["codes"][0] not in expected
                     and rng.random() < 0.6):
                 positives.append(s)
+    note_items = []
+    hidden = []
     for it in items:
         if (
             it.cond["kind"] == "symptom"
@@ -1660,7 +1662,9 @@ def _finish(
             and it.cond["id"] != "sx_elevated_bp"
         ):
             it.role = "symptom_hidden"
-    note_items = [i for i in items if i.role != "symptom_hidden"]
+            hidden.append(it.cond["id"])
+        else:
+            note_items.append(it)
     mentioned = {p["id"] for p in positives}
     negated = _negations(rng, pools, items, expected, mentioned, negations)
     note = _build_note(
@@ -1678,7 +1682,7 @@ def _finish(
         plan=plan,
         encounter_line=encounter_line,
         distractors=randint(rng, 0, 3),
-        hidden=tuple(i.cond["id"] for i in items if i.role == "symptom_hidden"),
+        hidden=tuple(hidden),
     )
     payer = payer_for(age)
     lines = PAYER_LINES[payer]  # a checksum of the note picks the wording: no rng draw
