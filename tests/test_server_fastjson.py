@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from clarus_env.server import fastjson
+from clarus_env.server.app import StepRequest, step_body
 from clarus_env.server.sessions import SessionError, encode_action
 from clarus_env.server.ws import ResetMessage, StepMessage, reset_options, step_action
 
@@ -226,3 +227,69 @@ def test_reset_fast_check_answers_like_the_model_on_generated_messages(
 def test_step_fast_check_answers_like_the_model(message: dict[str, Any]) -> None:
     assert errors_of(step_action, message) == errors_of(
         lambda m: StepMessage.model_validate(m).data, message)
+
+
+# -- the HTTP /step fast check against the model it skips --------------------------------------
+def model_step(raw: bytes) -> Any:
+    try:
+        body = StepRequest.model_validate_json(raw)
+    except ValidationError:
+        return "invalid"
+    return body.action, body.episode_id
+
+
+STEP_EDGES: list[bytes] = [
+    b'{"episode_id": "e1", "action": {"action_type": "fetch_eob", "parameters": {}}}',
+    b'{"action": {"action_type": "x"}}', b'{"episode_id": "e1"}', b"{}", b"[]", b"", b"null",
+    b'{"episode_id": "", "action": 1}', b'{"episode_id": "' + b"e" * 128 + b'"}',
+    b'{"episode_id": "' + b"e" * 129 + b'"}', b'{"episode_id": 7}', b'{"episode_id": null}',
+    b'{"action": 1, "extra": 2}', b'{"action": 123456789012345678901234567890}',
+    b'{"action": 18446744073709551615}', b'{"action": 1.5}', b'{"action": NaN}',
+    b'{"action": Infinity}', b'{"action": 1e400}', b'{"action": "\\ud800"}',
+    b'{"action": "caf\xc3\xa9"}', b'{"action": "\xff"}', b'\xef\xbb\xbf{"action": 1}',
+    b'{"action": 1, "action": 2}', b'{"episode_id": "a", "episode_id": "b"}',
+    b'{"action": ' + b"[" * 64 + b"]" * 64 + b"}", b'{"action": ' + b"[" * 65 + b"]" * 65 + b"}",
+    b'{"action": ' + b"[" * 300 + b"]" * 300 + b"}", b'{"action": {"a": [true, false, null]}}',
+    b'{"action": "x"} trailing', b'  {"action": 0}  ',
+]
+
+
+@pytest.mark.parametrize("raw", STEP_EDGES)
+def test_http_step_fast_check_answers_like_the_model(raw: bytes) -> None:
+    fast = step_body(raw)
+    if fast is not None:  # None hands the body to the model, whatever it then says
+        assert model_step(raw) != "invalid"
+        assert same_json(list(fast), list(model_step(raw)))
+
+
+def test_http_step_fast_check_leaves_what_it_cannot_judge_to_the_model() -> None:
+    for raw in (b'{"action": 123456789012345678901234567890}', b'{"action": 1.5}',
+                b'{"action": ' + b"[" * 65 + b"]" * 65 + b"}", b'{"action": 1, "extra": 2}',
+                b'{"episode_id": ""}', b'{"action": "\\ud800"}', b"[]", b"",
+                b'{"action": NaN}', b'\xef\xbb\xbf{"action": 1}'):
+        assert step_body(raw) is None, raw
+    assert step_body(b'{"action": ' + b"[" * 64 + b"]" * 64 + b"}") is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["action", "episode_id", "other"]),
+                       JSON_VALUES, max_size=3))
+def test_http_step_fast_check_agrees_with_the_model_on_generated_bodies(body: dict[str, Any]
+                                                                   ) -> None:
+    for raw in (json.dumps(body).encode(), json.dumps(body, ensure_ascii=False).encode(
+            "utf-8", "surrogatepass")):
+        fast = step_body(raw)
+        if fast is not None:
+            assert same_json(list(fast), list(model_step(raw)))
+
+
+def test_http_step_fast_check_takes_the_bodies_clients_send() -> None:
+    from clarus_env.scenario_store import load_scenario
+    from clarus_env.splits import seeds
+    from clarus_env.tasks import get_task
+
+    for task in ("deductive_liability", "medical_coding"):
+        seed = seeds("train", task)[0]
+        for action in get_task(task).oracle(load_scenario(task, seed)):
+            raw = json.dumps({"episode_id": "ep-1", "action": action}).encode()
+            assert step_body(raw) == (action, "ep-1")
