@@ -927,15 +927,27 @@ def _build_note(
     if negated and neg_in_hpi:
         hpi.append(pick(rng, ("Denies ", "No ", "Negative for "))
                    + _join_negated(rng, neg_words) + ".")
-    avoid = _social_avoid([c for i in items for c in i.codes])
+    # what the note's sections read off its items, gathered in one pass (no draws)
+    all_codes: list[str] = []
+    pmh: list[str] = []
+    meds: list[str] = []
+    involved: list[frozenset[str]] = []
+    hypertensive = "sx_elevated_bp" in hidden
+    for i in items:
+        all_codes += i.codes
+        if i.role in ("coexisting", "history"):
+            pmh.append(i.text)
+        if i.status_text:
+            meds.append(i.status_text)
+        involved.append(i.systems)
+        if not hypertensive:
+            hypertensive = i.cond["id"] == "sx_elevated_bp" or grammar.starts(i.codes, "I1")
+    avoid = _social_avoid(all_codes)
     extras = grammar.social_history(rng, age, sex, distractors, avoid)
     sections["hpi"] = " ".join(hpi)
-    coexisting = [i for i in items if i.role in ("coexisting", "history")]
-    pmh = [i.text for i in coexisting]
     sections["pmh"] = (
         "; ".join(pmh) if pmh else pick(rng, ("none", "noncontributory", "unremarkable"))
     )
-    meds = [i.status_text for i in items if i.status_text]
     if meds:
         sections["meds"] = "; ".join(meds)
     ros = []
@@ -951,13 +963,7 @@ def _build_note(
         if p["id"] == "sx_fever":
             febrile = True
             break
-    hypertensive = "sx_elevated_bp" in hidden
-    for i in items:
-        if hypertensive:
-            break
-        hypertensive = i.cond["id"] == "sx_elevated_bp" or grammar.starts(i.codes, "I1")
     findings = []
-    involved = [i.systems for i in items]
     for c in positives:
         involved.append(_code_systems(c["codes"][0], c.get("problem", "")))
     blocked = frozenset().union(*involved)
