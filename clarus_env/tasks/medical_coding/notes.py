@@ -574,17 +574,22 @@ def _em(
     of the encounter (without the separately reported procedure on a procedure day): the level
     is then the higher of time and MDM (the other is accepted: a coder may select by either).
     """
-    addressed = [i for i in items if i.problem in em.PROBLEM_KINDS]
-    kinds = tuple([i.problem for i in addressed] + (["undiagnosed"] if undiagnosed else []))
-    p = _PROBLEMS_LEVEL.get(kinds)
-    if p is None:
-        p = _PROBLEMS_LEVEL[kinds] = em.problems_level(kinds)
-    for i in addressed:
-        i.counted = True
+    addressed: list[_Item] = []
+    problems: list[str] = []
     codes: list[str] = []
     for i in items:
         codes += i.codes
         codes += i.status_codes
+        if i.problem in em.PROBLEM_KINDS:
+            addressed.append(i)
+            problems.append(i.problem)
+            i.counted = True
+    if undiagnosed:
+        problems.append("undiagnosed")
+    kinds = tuple(problems)
+    p = _PROBLEMS_LEVEL.get(kinds)
+    if p is None:
+        p = _PROBLEMS_LEVEL[kinds] = em.problems_level(kinds)
     all_codes = tuple(codes)
     if undiagnosed:
         focus = grammar.Focus("the presenting symptoms", "undiagnosed", all_codes, True, all_codes)
