@@ -186,18 +186,48 @@ EM_TEXT = {"99211": "nurse visit (physician not required)",
            "99215": "established-patient office visit, high medical decision making"}
 
 
+# aftercare of a service, written into half of the visit notes of every branch (part of the
+# service, never a separate problem): what a clinician would tell after that service
+INJECTION_CARE = ("follow-up arranged in {weeks} weeks to review the response to the {lay}",
+                  "ice and acetaminophen as needed for soreness after the {lay}; return "
+                  "precautions given",
+                  "aftercare for the {lay} explained and a recheck arranged in {weeks} weeks")
+BIOPSY_CARE = ("wound care explained; the pathology result to be reviewed in {weeks} weeks",
+               "petrolatum and a bandage daily until healed; the pathology result to be "
+               "reviewed in {weeks} weeks")
+CRYO_CARE = ("blister care after the {lay} explained; recheck in {weeks} weeks",
+             "acetaminophen as needed for soreness after the {lay}; recheck in {weeks} weeks")
+EAR_CARE = ("advised against cotton swabs; return if the blocked feeling comes back",
+            "home drops to soften wax explained for the future; recheck as needed")
+NAIL_CARE = ("soaks and dressing care after the {lay} explained; recheck in 2 weeks",
+             "acetaminophen as needed for soreness after the {lay}; call if signs of infection")
+
+
 @dataclass(frozen=True)
 class Service:
     """A same-day service billed with an office visit: lay words, what was done, the
-    problem it treats (diagnosis, why the patient came for it), and a site when it has one."""
+    problem it treats (diagnosis, why the patient came for it), and a site when it has one.
+
+    ``routine``: a non-surgical (XXX global) service the patient came in for as scheduled
+    (a drug administration, a vaccine, an ordered test). For these the decision to give the
+    service is not part of the service (CPT drug-administration guidelines, NCCI Ch. XI): a
+    real evaluation of a new problem before it would itself be a separately identifiable
+    E/M. So their visits are never told as an evaluation leading to the service; the
+    patient comes for the scheduled service with no new complaints about it, and only the
+    visit's other problem can make the E/M distinct. Minor surgical procedures (000/010
+    global) keep the pre-procedure evaluation, which their global package includes
+    (Pub. 100-04 Ch. 12 40.1.C)."""
 
     lay: str
     text: str
     dx: str
     reason: str
     sites: tuple[tuple[str, str, str], ...] = ()
+    aftercare: tuple[str, ...] = INJECTION_CARE
+    routine: bool = False
 
 
+_SKIN = tuple((s, "", "") for s, _ in SKIN_SITES)
 SERVICES: dict[str, Service] = {
     "20610": Service("knee injection", "corticosteroid injection of the {site} joint", "",
                      "worsening osteoarthritis pain of the {site} despite oral analgesics",
@@ -213,55 +243,77 @@ SERVICES: dict[str, Service] = {
     "20526": Service("carpal tunnel injection", "corticosteroid injection of the {site}", "",
                      "night-time numbness of the hand ({site})", CARPAL),
     "69210": Service("earwax removal", "removal of impacted cerumen with a curette, {site}", "",
-                     "muffled hearing from wax in the {site}", EARS),
+                     "muffled hearing from wax in the {site}", EARS, EAR_CARE),
     "69209": Service("ear flushing", "removal of impacted cerumen by irrigation, {site}", "",
-                     "blocked feeling from wax in the {site}", EARS),
+                     "blocked feeling from wax in the {site}", EARS, EAR_CARE),
     "11730": Service("toenail removal", "avulsion of the nail plate, {site}", "",
-                     "painful ingrown nail of the {site}", TOES),
+                     "painful ingrown nail of the {site}", TOES, NAIL_CARE),
     "11102": Service("skin biopsy", "tangential biopsy of a lesion on the {site}", "D49.2",
-                     "a changing mole on the {site}",
-                     tuple((s, "", "") for s, _ in SKIN_SITES)),
+                     "a changing mole on the {site}", _SKIN, BIOPSY_CARE),
     "11104": Service("punch biopsy", "punch biopsy of a lesion on the {site}", "D49.2",
-                     "an irregular pigmented lesion on the {site}",
-                     tuple((s, "", "") for s, _ in SKIN_SITES)),
+                     "an irregular pigmented lesion on the {site}", _SKIN, BIOPSY_CARE),
     "17110": Service("wart treatment", "cryotherapy of common warts on the {site}", "B07.8",
-                     "warts spreading on the {site}", tuple((s, "", "") for s, _ in SKIN_SITES)),
+                     "warts spreading on the {site}", _SKIN, CRYO_CARE),
     "17000": Service("precancer treatment", "cryodestruction of an actinic keratosis on the "
-                     "{site}", "L57.0", "a rough scaly spot on the {site}",
-                     tuple((s, "", "") for s, _ in SKIN_SITES)),
+                     "{site}", "L57.0", "a rough scaly spot on the {site}", _SKIN, CRYO_CARE),
     "10060": Service("abscess drainage", "incision and drainage of an abscess on the {site}",
-                     "L02.91", "a painful swollen boil on the {site}",
-                     tuple((s, "", "") for s, _ in SKIN_SITES)),
+                     "L02.91", "a painful swollen boil on the {site}", _SKIN,
+                     ("packing and dressing care explained; wound recheck in 2 days",
+                      "warm compresses and acetaminophen as needed after the {lay}; wound "
+                      "recheck in 2 days")),
     "11720": Service("toenail care", "debridement of 4 thickened mycotic toenails", "B35.1",
-                     "thick painful toenails"),
-    "96372": Service("B12 injection", "cyanocobalamin 1,000 mcg IM injection", "D51.9",
-                     "the scheduled monthly B12 dose for B12 deficiency anemia"),
-    "96374": Service("IV medication", "ondansetron 4 mg IV push", "R11.2",
-                     "vomiting since the morning, unable to keep fluids down"),
-    "96360": Service("IV fluids", "IV hydration with normal saline, 45 minutes", "E86.0",
-                     "dehydration after two days of diarrhea"),
-    "96365": Service("IV infusion", "IV ceftriaxone infusion, 35 minutes", "N39.0",
-                     "a urinary infection not responding to oral antibiotics"),
-    "90471": Service("flu shot", "influenza vaccine administration, IM", "Z23",
-                     "the seasonal flu vaccine"),
-    "94640": Service("breathing treatment", "nebulized albuterol treatment", "J45.909",
-                     "wheezing and chest tightness since yesterday"),
-    "94010": Service("breathing test", "spirometry with interpretation", "J45.909",
-                     "shortness of breath with exercise"),
-    "94060": Service("breathing test", "spirometry before and after bronchodilator", "J45.909",
-                     "recurrent wheezing episodes"),
+                     "thick painful toenails", (),
+                     ("next routine debridement due in about 10 weeks",)),
     "30901": Service("nosebleed treatment", "anterior nasal packing for epistaxis", "R04.0",
-                     "a nosebleed that would not stop"),
+                     "a nosebleed that would not stop", (),
+                     ("packing to stay in for 48 hours, no nose blowing and no aspirin or "
+                      "ibuprofen; recheck for removal in 2 days",)),
+    # routine services: the visit's reason is the scheduled service itself
+    "96372": Service("B12 injection", "cyanocobalamin 1,000 mcg IM injection", "D51.9",
+                     "the scheduled monthly B12 injection for B12 deficiency anemia", (),
+                     ("next monthly injection scheduled in 4 weeks",), True),
+    "96374": Service("IV iron", "iron sucrose 200 mg IV push over 5 minutes, dose 3 of 5",
+                     "D50.9", "the scheduled third dose of the IV iron series for iron "
+                     "deficiency anemia", (),
+                     ("observed 30 minutes after the dose without a reaction; the next dose of "
+                      "the series is scheduled in 1 week",), True),
+    "96360": Service("IV fluids", "IV hydration with normal saline, 45 minutes", "E86.0",
+                     "the second day of IV hydration ordered at the previous visit for "
+                     "dehydration after gastroenteritis", (),
+                     ("tolerated the fluids; no further infusion planned",), True),
+    "96365": Service("IV infusion", "IV ceftriaxone infusion, 35 minutes, dose 2 of 3", "N39.0",
+                     "the scheduled second dose of the IV antibiotic course ordered at the "
+                     "previous visit for a urinary infection", (),
+                     ("tolerated the infusion; the last dose is scheduled for tomorrow",), True),
+    "90471": Service("flu shot", "influenza vaccine administration, IM", "Z23",
+                     "the seasonal flu vaccine", (),
+                     ("observed 15 minutes after the vaccine without a reaction",), True),
+    "94640": Service("breathing treatment", "nebulized albuterol treatment", "J45.909",
+                     "the scheduled nebulizer treatment ordered at the previous visit for "
+                     "asthma", (),
+                     ("tolerated the treatment; home inhaler schedule unchanged",), True),
+    "94010": Service("breathing test", "spirometry with interpretation", "J45.909",
+                     "the spirometry ordered at the previous visit for wheezing", (),
+                     ("the report goes to the follow-up visit already booked",), True),
+    "94060": Service("breathing test", "spirometry before and after bronchodilator", "J45.909",
+                     "the spirometry ordered at the previous visit for wheezing", (),
+                     ("the report goes to the follow-up visit already booked",), True),
     "93000": Service("EKG", "12-lead electrocardiogram with interpretation and report",
-                     "R00.2", "episodes of palpitations"),
+                     "R00.2", "the EKG ordered at the previous visit for palpitations", (),
+                     ("the tracing goes to the follow-up visit already booked",), True),
     "96127": Service("mood questionnaire", "standardized PHQ-9 instrument administered and "
-                     "scored", "F32.A", "low mood for several weeks"),
+                     "scored", "F32.A", "the scheduled repeat depression questionnaire", (),
+                     ("the score goes to the follow-up visit already booked",), True),
     "99406": Service("stop-smoking counseling", "tobacco cessation counseling, 8 minutes",
-                     "F17.210", "wanting help to quit smoking"),
+                     "F17.210", "the scheduled stop-smoking counseling session", (),
+                     ("next counseling session scheduled in 2 weeks",), True),
     "99407": Service("stop-smoking counseling", "tobacco cessation counseling, 14 minutes",
-                     "F17.210", "wanting help to quit smoking"),
+                     "F17.210", "the scheduled stop-smoking counseling session", (),
+                     ("next counseling session scheduled in 2 weeks",), True),
     "95851": Service("range-of-motion test", "range-of-motion measurements with a goniometer "
-                     "and written report, {site}", "", "stiffness of the {site}", MAJOR_JOINTS),
+                     "and written report, {site}", "", "the scheduled range-of-motion "
+                     "measurement of the {site}", MAJOR_JOINTS,
+                     ("measurements filed with the written report",), True),
 }
 
 

@@ -50,7 +50,6 @@ from ...scenario import scenario_salt
 from ...splits import seeds, split_of
 from ..common import (
     INSURERS,
-    PRACTICES,
     carc_text,
     cents,
     code_reference,
@@ -99,8 +98,30 @@ STATUS = {"a0": "0", "b": "1", "a1m": "1", "c": "1", "a1n": "1", "d": "none"}
 DENIALS = (("97", "M15"), ("97", "N19"), ("97", "N20"), ("236", "N20"), ("236", "M15"))
 MARKUPS = (150, 175, 200, 225, 250, 300)  # chargemaster as % of the MPFS fee
 DEDUCTIBLE_MET_PCT = (0, 30, 60, 100)
-PT_PRACTICES = ("Keystone Physical Therapy", "Motion Rehab & Physical Therapy",
-                "Riverbend Spine and Sports PT")
+# the practice's name is drawn from its specialty (a dermatology name never bills an IV
+# infusion, an internal-medicine name never does orthopedic injections)
+PRACTICE_NAMES: dict[str, tuple[str, ...]] = {
+    "family medicine": ("Riverside Family Medicine", "Hillcrest Primary Care",
+                        "Cedar Grove Family Practice", "Prairie Family Health Associates"),
+    "dermatology": ("Summit Dermatology", "Clearwater Skin & Dermatology",
+                    "Northgate Dermatology Associates"),
+    "orthopedics": ("Lakeview Orthopedics", "Granite Bone & Joint Orthopedics",
+                    "Westfield Orthopedic Associates"),
+    "sports medicine": ("Metro Sports Medicine", "Peak Sports Medicine Clinic",
+                        "Eastside Sports Medicine Center"),
+    "urgent care": ("Bayview Urgent Care", "Crossroads Urgent Care",
+                    "Harbor Walk-In Urgent Care"),
+    "podiatry": ("Stepwell Foot & Ankle Podiatry", "Meadowbrook Podiatry",
+                 "Northside Foot & Ankle Center"),
+    "pain medicine": ("Cornerstone Pain Management", "Valley Interventional Pain Medicine",
+                      "Northside Pain & Spine Medicine"),
+    "physical therapy": ("Keystone Physical Therapy", "Motion Rehab & Physical Therapy",
+                         "Riverbend Spine and Sports Physical Therapy"),
+}
+# the earlier visit of the distractor claim, as the practice bills it: a physical therapist
+# bills an evaluation or a treatment code, never an office E/M
+PRIOR_CODES: dict[str, tuple[str, ...]] = {"physical therapy": ("97161", "97162", "97110")}
+PRIOR_E_M = ("99212", "99213")
 CODE_CHARS = string.ascii_uppercase + string.digits
 PLAN_MONEY = ("deductible", "copay_primary_care", "copay_specialist", "copay_urgent_care",
               "copay_emergency", "oop_max")
@@ -705,6 +726,15 @@ def patient_share(code: str, allowed: int, plan: dict[str, Any], deductible_left
                       coinsurance_pct=plan["coinsurance_pct"], oop_left=oop_left)
 
 
+def deductible_credit(share: dict[str, int], plan: dict[str, Any], deductible_left: int
+                      ) -> int:
+    """What one line adds to the member's deductible accumulator: the deductible it paid,
+    plus its copay when the plan document says copays count toward the deductible (never
+    more than was left of it), so the EOB totals follow the plan's own stated rule."""
+    copay = share["copay"] if plan["copays_count_toward_deductible"] else 0
+    return min(deductible_left, share["deductible"] + copay)
+
+
 def billed_cents(fee: int, markup_pct: int) -> int:
     """The provider's chargemaster price: markup % of the MPFS fee, up to whole dollars."""
     return -(-pct_of(fee, markup_pct) // 100) * 100
@@ -732,21 +762,10 @@ DISTINCT_LINKS = ("in addition,", "separately,", "also noted:", "other item:")
 ASSESSED = ("assessment and plan dated {date}", "entry dated {date}",
             "assessed and plan recorded on {date}")
 ASSESSED_SLOT = "{assessed}"
-# aftercare of the service itself (part of the service, never a separate problem), written
-# into half of the visit notes of every branch, so "arranged" or "prescribed" in a note
-# says nothing about whether the visit managed another problem
-# services after which nothing is sore (a test, a questionnaire, counseling, a nebulizer):
-# their aftercare is a follow-up only
-NOT_SORE = frozenset(("93000", "94010", "94060", "96127", "99406", "99407", "94640"))
 # codes counting several lesions: never a second, separate lesion at the same named site
 MULTI_LESION = frozenset(("17110", "17111", "17004", "11720", "11721"))
 # therapy that can address gait, balance or whole-limb weakness rather than one body site
 FUNCTIONAL = frozenset(("97110", "97112", "97116", "97530", "97535", "97750"))
-AFTERCARE = ("follow-up arranged in {weeks} weeks to review the response to the {lay}",
-             "ibuprofen prescribed as needed for soreness after the {lay}; return precautions "
-             "given",
-             "aftercare for the {lay} explained and a recheck arranged in {weeks} weeks",
-             "acetaminophen advised as needed after the {lay}; call if symptoms worsen")
 # where on a limb or the trunk a lesion lies: every skin note of a two-skin-procedure story
 # (and its repair's) measures it from the site's landmark, in every branch; two notes at one
 # site describe one lesion when the distances agree and two lesions when they differ
@@ -759,6 +778,14 @@ PRE_PROCEDURE = ("focused history and exam of that problem, prior treatment revi
                  "with the {lay} today",
                  "assessment of that problem and of the response to earlier treatment before "
                  "the {lay}, consent obtained")
+# a routine service's visit (``catalog.Service.routine``): the patient came in for the
+# scheduled service and nothing about it needed evaluating, written the same way in every
+# branch; only the visit's other problem, by its date, can make the E/M distinct
+ROUTINE = ("no new complaints about it and no evaluation of it needed today",
+           "presents for it as scheduled with no new complaints about it; no separate "
+           "evaluation before the {lay}",
+           "no new symptoms related to it; the {lay} proceeded as ordered without a separate "
+           "evaluation")
 SITES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "skin": tuple((n, "", dx) for n, dx in cat.SKIN_SITES),
     "wound": tuple((n, "", dx) for n, dx in cat.SKIN_SITES),
@@ -799,11 +826,16 @@ class _Dx:
 
 def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Random
               ) -> dict[str, Any]:
-    """An office visit and a same-day service. Every visit note holds the evaluation that led
-    to the service and another problem with an assessment and plan (at the E/M level that
+    """An office visit and a same-day service. Every visit note holds why the patient came
+    for the service and another problem with an assessment and plan (at the E/M level that
     problem supports). Distinct: that assessment is dated the date of service (the visit
     managed it). Not distinct: it is a prior visit's, carried forward, so the visit was only
-    the evaluation that led to the service."""
+    what the service itself includes: for a minor procedure (000/010 global) the evaluation
+    that led to it, for a routine service (a scheduled drug administration, vaccine or
+    ordered test) nothing at all, the patient having come for the scheduled service with no
+    new complaints. A routine service is never told after an evaluation of a new problem:
+    that evaluation would be a separately identifiable E/M whatever the other problem's
+    date (CPT drug-administration guidelines)."""
     em = paid if paid.startswith("992") else denied
     s = denied if em == paid else paid
     svc = cat.SERVICES[s]
@@ -812,13 +844,14 @@ def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Ran
     reason = svc.reason.format(site=site)
     dx = _Dx()
     s_ptr = dx.ptr(s_dx)
-    pre = rng.choice(PRE_PROCEDURE).format(lay=svc.lay)
+    # a minor procedure's visit evaluated the problem that led to it (part of the procedure's
+    # global package); a routine service's visit was for the scheduled service only
+    pre = rng.choice(ROUTINE if svc.routine else PRE_PROCEDURE).format(lay=svc.lay)
     hist = list(cat.HISTORY)
     rng.shuffle(hist)
-    if rng.random() < 0.5:
-        care = AFTERCARE if s not in NOT_SORE else (
-            "follow-up arranged in {weeks} weeks to go over the {lay} with the patient",)
-        pre += "; " + rng.choice(care).format(lay=svc.lay, weeks=rng.choice((2, 4, 6)))
+    if rng.random() < 0.5:  # the service's own aftercare, in every branch
+        pre += "; " + rng.choice(svc.aftercare).format(lay=svc.lay,
+                                                       weeks=rng.choice((2, 4, 6)))
     # the visit's other problem, at the level the claim bills, in every branch: whether the
     # visit managed it is the date of its assessment against the date of service
     # (``ASSESSED_SLOT``, filled in by ``generate`` once the date of service is drawn)
@@ -924,7 +957,9 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
                          else rng.choice(phantom)[2] if phantom else "")
     # each lesion (and a repaired wound) measured from its site's landmark
     where: dict[str, str] = {}
-    if p[first].kind == "skin" and p[second].kind in ("skin", "wound"):
+    where_measured = p[first].kind == "skin" and p[second].kind in ("skin", "wound")
+    d1 = d2 = 0
+    if where_measured:
         d1 = rng.randrange(2, 15)
         if sites[second] != sites[first]:
             d2 = rng.randrange(2, 15)
@@ -932,16 +967,22 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             d2 = rng.choice([d for d in range(2, 15) if abs(d - d1) >= 3])
         else:
             d2 = d1
-        for code, d in ((first, d1), (second, d2)):
-            anchor = next(v for k, v in ANCHORS.items() if k in sites[code])
-            where[code] = f"{sites[code]}, {d} cm from the {anchor}"
-    dx = _Dx()
-    lines: dict[str, Any] = {}
-    notes: dict[str, str] = {}
     # a lesion that could be the first note's (a biopsy then destroyed or excised): written
     # as "a lesion" in every branch, so the wording never tells whether it was the same one
     neutral = (p[first].kind == p[second].kind == "skin" and second in cat.LESION_TEXT
                and p[first].role != p[second].role)
+    if where_measured:
+        for code, d in ((first, d1), (second, d2)):
+            anchor = next(v for k, v in ANCHORS.items() if k in sites[code])
+            # several lesions are never all at one point: a multi-lesion note measures one
+            # of them, so one lesion at the other note's distance was among those treated
+            several = (code in MULTI_LESION and meas[code].get("n", 1) > 1
+                       and not (neutral and code == second))
+            where[code] = (f"{sites[code]}, {'one of them ' if several else ''}{d} cm from "
+                           f"the {anchor}")
+    dx = _Dx()
+    lines: dict[str, Any] = {}
+    notes: dict[str, str] = {}
     same_lesion = neutral and not distinct
     for code in order:
         proc = p[code]
@@ -1121,7 +1162,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     loc = pick_locality(rng, ref)
     plan = _plan(ref, data, rng)
     insurer = rng.choice(INSURERS)
-    practice = rng.choice(PT_PRACTICES if family == "therapy" else PRACTICES)
+    practice = rng.choice(PRACTICE_NAMES[story["specialty"]])
     patient = person(rng)
     case_id = (f"CLR-{rng.randrange(10**5, 10**6)}-"
                f"{''.join(rng.choice(CODE_CHARS) for _ in range(4))}")
@@ -1147,15 +1188,16 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     # an older, unrelated, fully processed office visit: the distractor, and what it put
     # toward this year's deductible and out-of-pocket maximum
-    prior_code = rng.choice(("99212", "99213"))
+    prior_code = rng.choice(PRIOR_CODES.get(story["specialty"], PRIOR_E_M))
     prior_dos = dt.date(2026, 1, 5) + dt.timedelta(days=rng.randrange(30))
     prior_fee = _fee(ref, data, prior_code, loc)
     prior_share = patient_share(prior_code, prior_fee, plan, plan["deductible"], plan["oop_max"])
+    prior_met = deductible_credit(prior_share, plan, plan["deductible"])
     prior = {"code": prior_code, "dos": prior_dos, "fee": prior_fee,
              "billed": billed_cents(prior_fee, markup), "share": prior_share,
-             "claim_id": ident(rng, "CLM", 8),
+             "deductible_met": prior_met, "claim_id": ident(rng, "CLM", 8),
              "processed": prior_dos + dt.timedelta(days=rng.randrange(10, 25))}
-    met_before = prior_share["deductible"]
+    met_before = prior_met
     oop_before = prior_share["patient"]
     extra_pct = rng.choice(DEDUCTIBLE_MET_PCT)
     extra = pct_of(plan["deductible"] - met_before, extra_pct)
@@ -1246,7 +1288,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "totals": {"billed": dollars(billed_paid + billed_denied), "allowed": dollars(fee_paid),
                    "plan_paid": dollars(share["plan_paid"]),
                    "patient_responsibility": dollars(share["patient"])},
-        "accumulators": {"deductible_met_ytd": dollars(met_before + share["deductible"]),
+        "accumulators": {"deductible_met_ytd": dollars(
+                             met_before + deductible_credit(share, plan,
+                                                            plan["deductible"] - met_before)),
                          "oop_met_ytd": dollars(oop_before + share["patient"]),
                          "deductible": dollars(plan["deductible"]),
                          "oop_max": dollars(plan["oop_max"])},
@@ -1365,7 +1409,7 @@ def _prior_eob(ref: Any, data: dict[str, Any], prior: dict[str, Any], eob_id: st
             "totals": {"billed": dollars(prior["billed"]), "allowed": dollars(prior["fee"]),
                        "plan_paid": dollars(share["plan_paid"]),
                        "patient_responsibility": dollars(share["patient"])},
-            "accumulators": {"deductible_met_ytd": dollars(share["deductible"]),
+            "accumulators": {"deductible_met_ytd": dollars(prior["deductible_met"]),
                              "oop_met_ytd": dollars(share["patient"])},
             "messages": []}
     return {"artifact_id": eob_id, "type": "eob", "party": "insurer",
