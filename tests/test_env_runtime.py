@@ -193,7 +193,10 @@ def test_lone_surrogates_are_refused_not_raised(env: ClarusEnv) -> None:
 def _tables(env: ClarusEnv) -> dict[str, list[tuple]]:
     from clarus_env.episode_db import TABLES
 
-    return {t: env.db.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in TABLES}
+    # written order (``expected`` has no rowid: it is keyed, and written in key order)
+    return {t: env.db.execute(f"SELECT * FROM {t} ORDER BY "
+                              f"{'key' if t == 'expected' else 'rowid'}").fetchall()
+            for t in TABLES}
 
 
 def _play(env: ClarusEnv, seed_scenario: dict, last_step: int | None = None) -> None:
