@@ -19,7 +19,8 @@ Branches (what the agent must conclude, from the edit *and* the notes):
   service (another site/lesion/interval, or a visit that managed a separate problem): appeal
   ``modifier_bypass_documented`` (insurer).
 - ``a1m`` indicator 1 and a bypass modifier, but the notes show the same site/lesion/interval
-  or a visit that was only the pre-procedure assessment: the denial stands.
+  or a visit that was only what the service includes (the evaluation before a minor procedure,
+  a scheduled drug administration or test with no new complaints): the denial stands.
 - ``c``  indicator 1, distinct service documented, no modifier: the provider must send a
   corrected claim (``missing_modifier``).
 - ``a1n`` indicator 1, no modifier, nothing distinct: the denial stands.
