@@ -54,11 +54,15 @@ class ActionSpec:
         return {p.name: p for p in self.params}
 
     @cached_property
-    def checks(self) -> tuple[tuple[Param, str, frozenset[str] | None], ...]:
-        """Per parameter: the spec, the ``action.param`` text errors name, and the enum as a
-        set — what ``validate`` needs, precomputed so a step builds no strings."""
-        return tuple((p, f"{self.name}.{p.name}", frozenset(p.enum) if p.enum else None)
-                     for p in self.params)
+    def checks(self) -> tuple[tuple[str, str, bool, bool, int, frozenset[str] | None, str,
+                                    str], ...]:
+        """Per parameter, what ``validate`` reads as one plain tuple (name, type, required,
+        allow_empty, max_length, enum as a set, the ``action.param`` text errors name, the
+        enum as errors list it): precomputed so a step builds no strings and reads no
+        dataclass attributes."""
+        return tuple((p.name, p.type, p.required, p.allow_empty, p.max_length,
+                      frozenset(p.enum) if p.enum else None, f"{self.name}.{p.name}",
+                      ", ".join(p.enum or ())) for p in self.params)
 
 
 def _ids(desc: str) -> Param:
@@ -203,23 +207,25 @@ def validate(action: Any, specs: dict[str, ActionSpec] = ACTIONS) -> tuple[str, 
             raise ActionError(f"{name}: unknown parameter(s) {', '.join(unknown)}; "
                               f"allowed: {', '.join(allowed) or 'none'}")
     out: dict[str, Any] = {}
-    for p, where, enum in spec.checks:
-        v = params.get(p.name)
+    for key, kind, required, allow_empty, max_length, enum, where, listed in spec.checks:
+        v = params.get(key)
         if v is None:
-            if p.required:
+            if required:
                 raise ActionError(f"{where} is required")
             continue
-        kind = p.type
         if kind == "string":
-            if not isinstance(v, str) or (not v.strip() and not p.allow_empty):
+            if not isinstance(v, str):
                 raise ActionError(f"{where} must be a non-empty string")
-            if len(v) > p.max_length:
-                raise ActionError(f"{where} is longer than {p.max_length} characters")
+            stripped = v.strip()
+            if not stripped and not allow_empty:
+                raise ActionError(f"{where} must be a non-empty string")
+            if len(v) > max_length:
+                raise ActionError(f"{where} is longer than {max_length} characters")
             if enum is not None and v not in enum:
-                raise ActionError(f"{where} must be one of {', '.join(p.enum or ())}; "
-                                  f"got {v!r}")
-            _encodable(v, where)
-            out[p.name] = v.strip()
+                raise ActionError(f"{where} must be one of {listed}; got {v!r}")
+            if not v.isascii():
+                _encodable(v, where)
+            out[key] = stripped
         elif kind == "string_list":
             if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
                 raise ActionError(f"{where} must be a list of strings")
@@ -228,10 +234,11 @@ def validate(action: Any, specs: dict[str, ActionSpec] = ACTIONS) -> tuple[str, 
             if any(len(x) > 200 for x in v):
                 raise ActionError(f"{where} has an item longer than 200 characters")
             for x in v:
-                _encodable(x, where)
-            out[p.name] = [x.strip() for x in v]
+                if not x.isascii():
+                    _encodable(x, where)
+            out[key] = [x.strip() for x in v]
         elif kind == "money":
-            out[p.name] = parse_money(v, where)
+            out[key] = parse_money(v, where)
         else:  # pragma: no cover - specs only use the types above
             raise ActionError(f"{where}: unsupported parameter type {kind}")
     return name, out

@@ -38,19 +38,27 @@ def score(passed: int, total: int) -> float:
 
 
 def grade(db: sqlite3.Connection, checks: list[Check]) -> dict[str, Any]:
+    """Run every check on ``db``: the report (checks in order) and the episode score. Runs
+    once per episode, so the loop keeps to locals and one cursor (``Connection.execute``
+    makes one per query)."""
     rows = []
-    cursor = db.cursor()  # one for every check: ``Connection.execute`` makes one per query
+    passed = 0
+    outcome_ok, outcome_seen = True, False
+    execute = db.cursor().execute
     for c in checks:
         try:
-            row = cursor.execute(c.sql).fetchone()
+            row = execute(c.sql).fetchone()
         except sqlite3.Error as exc:  # a broken check is a bug, but never a crash mid-episode
             row = (0, f"check query failed: {exc}")
         ok = bool(row and row[0])
-        detail = (row[1] if row and len(row) > 1 and row[1] is not None else
-                  ("passed" if ok else "failed"))
+        detail = row[1] if row and len(row) > 1 else None
+        if detail is None:
+            detail = "passed" if ok else "failed"
+        passed += ok
+        if c.family == "outcome":
+            outcome_seen = True
+            outcome_ok = outcome_ok and ok
         rows.append({"id": c.id, "description": c.description, "family": c.family,
                      "passed": ok, "detail": str(detail)})
-    passed = sum(r["passed"] for r in rows)
-    outcome = [r["passed"] for r in rows if r["family"] == "outcome"]
     return {"score": round(score(passed, len(rows)), 6), "passed": passed, "total": len(rows),
-            "outcome_correct": bool(outcome) and all(outcome), "checks": rows}
+            "outcome_correct": outcome_seen and outcome_ok, "checks": rows}
