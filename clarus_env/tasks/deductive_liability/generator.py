@@ -111,7 +111,7 @@ def _stratum(seed: int) -> str | None:
         random.Random(f"{TASK}:{key}:strata").shuffle(seq)
         _STRATA[key] = seq
     return _STRATA[key][seed - seeds(split, TASK).start]
-MARKUPS = (115, 120, 125, 130, 140, 150, 165, 180, 200)  # chargemaster = % of allowed
+MARKUPS = (115, 120, 125, 130, 135, 140, 150, 165, 180)  # chargemaster = % of allowed
 EM_NEW = ("99202", "99203", "99204", "99205")
 EM_EST = ("99212", "99213", "99214", "99215")
 # practice -> (specialty, copay benefit, procedures it performs, E/M diagnoses)
