@@ -1065,10 +1065,17 @@ def test_many_lesions_are_not_measured_at_one_point(fresh: list[dict[str, Any]])
     several = re.compile(r"(\d+) (?:common warts|common wart\(s\)|actinic keratoses)[^.]*?"
                          r"(, (?:one of them )?\d+ cm from)")
     hits = 0
+    site = re.compile(r" on the ([a-z ]+?), (?:one of them )?\d+ cm from")
     for s in fresh:
         if s["variant"]["family"] not in ("proc", "apart"):
             continue
-        for note in _notes(s).values():
+        notes = _notes(s)
+        if set(notes) & gen.MULTI_LESION and s["variant"]["distinct_documented"]:
+            # a separate lesion beside a multi-lesion code lies at another named site
+            found = [site.search(n) for n in notes.values()]
+            if all(found):
+                assert found[0].group(1) != found[1].group(1), notes
+        for note in notes.values():
             for n, where in several.findall(note):
                 if "cm from" in where and int(n) > 1:
                     hits += 1

@@ -932,10 +932,12 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             rng.shuffle(muscles)
             sites[second] = ", ".join(sorted(muscles[:meas[second].get("n", 1)]))
         elif distinct and (p[first].kind == "skin" and kind2 in ("skin", "wound")
-                           and second not in MULTI_LESION and rng.random() < 0.9):
+                           and not {first, second} & MULTI_LESION and rng.random() < 0.9):
             # a separate lesion (or laceration) at the same named site: distinct all the
             # same (NCCI: a separate lesion supports XS/59); only the two notes' distances
-            # from the site's landmark say so
+            # from the site's landmark say so. Never beside a code counting several lesions:
+            # its note measures only one of them, so a lesion elsewhere at that site could
+            # still be among those treated
             sites[second] = sites[first]
             dxs[second] = next(s[2] for s in SITES[kind2] if s[0] == sites[first])
         elif distinct:
