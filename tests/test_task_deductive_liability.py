@@ -661,6 +661,93 @@ def test_noise_rows_share_the_errors_count_signatures(train: list) -> None:
         assert others >= sig[name][owner] // 2 and others > 10, (name, dict(sig[name]))
 
 
+def test_member_states_are_drawn_alike_across_findings(train: list) -> None:
+    """Issue 8, round 4: closeness to the OOP maximum and how much of the statement was paid
+    occur at the same rates whatever the finding, save where the finding is the state itself
+    (an ignored cap is close to it by definition; a stale deductible total never is, since
+    close to the cap the deductible is met). A far member has thousands of dollars of room."""
+    close = collections.defaultdict(list)
+    pay = collections.defaultdict(collections.Counter)
+    for sc in train:
+        v = sc["variant"]
+        close[v["kind"]].append(v["oop_remaining_before"] < 150_000)
+        pay[v["kind"]][v["payment_state"]] += 1
+    rate = {k: sum(x) / len(x) for k, x in close.items()}
+    assert rate["oop_max_exceeded"] == 1 and rate["deductible_already_met"] == 0
+    others = [r for k, r in rate.items()
+              if k not in ("oop_max_exceeded", "deductible_already_met")]
+    assert max(others) - min(others) < 0.15, rate
+    assert abs(statistics.mean(others) - G.CLOSE_SHARE) < 0.05, rate
+    for state in ("none", "part", "full"):
+        shares = [pay[k][state] / sum(pay[k].values()) for k in pay]
+        assert max(shares) - min(shares) < 0.15, (state, dict(pay))
+
+
+def test_a_practices_overstatement_is_filed_against_the_open_balance(
+        dev: dict, held_out: dict, env: ClarusEnv) -> None:
+    """Unpaid, paid in part or paid in full: the open balance against the overcharge picks
+    the filing — a correction where it covers the overcharge, a refund where nothing is open,
+    and where a part payment left less open than the overcharge either filing, for the whole
+    or for the part each covers."""
+    seen: collections.Counter[str] = collections.Counter()
+    split = None
+    for sc in [*dev.values(), *held_out.values()]:
+        v, exp = sc["variant"], sc["expected"]
+        if v["error_side"] != "provider" or v["kind"] == "duplicate_charge":
+            continue
+        ledger = next(a for a in sc["artifacts"] if a["type"] == "payment_ledger")["data"]
+        open_, over = c(ledger["balance"]), exp["amount_cents"]
+        assert open_ == exp["statement_balance_cents"] - v["statement_paid_cents"]
+        want = "balance_correction" if open_ >= over else "refund_request"
+        assert exp["resolution_type"] == want, sc["case"]["case_id"]
+        if 0 < open_ < over:
+            assert sorted(exp["accepted_resolutions"]) == ["balance_correction",
+                                                           "refund_request"]
+            assert sorted(exp["amount_alternatives"]) == [
+                f"balance_correction:{open_}", f"refund_request:{over - open_}"]
+            seen["split"] += 1
+            split = split or sc
+        else:
+            assert exp["accepted_resolutions"] == [want] and not exp["amount_alternatives"]
+        seen[want] += 1
+        seen[v["payment_state"]] += 1
+    assert all(seen[k] for k in ("split", "balance_correction", "refund_request",
+                                 "none", "part", "full")), seen
+    plan = get_task(TASK).oracle(split)
+    whole = split["expected"]["amount_cents"]
+    for res in ("balance_correction", "refund_request"):
+        assert all(passed(play(env, split, _edit(plan, "draft_resolution", resolution_type=res,
+                                                 amount=dollars(whole)))).values())
+    assert not passed(play(env, split, _edit(plan, "draft_resolution",
+                                             resolution_type="claim_reprocessing"))
+                      )["resolution_type"]
+
+
+def test_a_duplicate_posting_written_down_bills_the_allowed_amount_again(
+        dev: dict, held_out: dict, env: ClarusEnv) -> None:
+    """A charge posted twice with its own CO-45 row: the patient is overcharged the line's
+    allowed amount, not its charge, and the heuristic still names it from the ledger."""
+    kinds = collections.Counter()
+    for sc in [*dev.values(), *held_out.values()]:
+        v = sc["variant"]
+        if v["kind"] != "duplicate_posting":
+            continue
+        arts = {a["type"]: a["data"] for a in sc["artifacts"] if not a["distractor"]}
+        ln = arts["eob"]["lines"][v["duplicate_posted_line"] - 1]
+        ref_ = f"{arts['eob']['claim_id']} line {ln['line']}"
+        charges = [e for e in arts["payment_ledger"]["entries"]
+                   if e["type"] == "charge" and e["reference"] == ref_]
+        assert len(charges) == 2 and not v["reposted_reversed"]
+        extra = c(ln["allowed"]) if v["duplicate_written_down"] else c(ln["billed"])
+        stmt = arts["provider_record"]["statement"]
+        assert c(stmt["balance_due"]) == sc["expected"]["statement_balance_cents"]
+        assert sc["expected"]["overcharge_cents"] == extra, sc["case"]["case_id"]
+        kinds[v["duplicate_written_down"]] += 1
+        grade = _grade_of(env, sc, HeuristicAgent())
+        assert grade["passed"] == grade["total"], sc["case"]["case_id"]
+    assert kinds[True] and kinds[False], kinds
+
+
 # -- determinism ---------------------------------------------------------------------------
 def test_same_seed_same_bytes_across_processes(ref: Any) -> None:
     picks = [50000, 50077, 90001, 1001]
