@@ -1265,11 +1265,14 @@ def test_late_or_backdated_with_a_ppdr_excess_also_accepts_billed_above_gfe() ->
 
 def test_ppdr_window_boundary_is_not_over_sampled() -> None:
     """The bill's age: the window's last open day (120) and first closed day (121) are no
-    likelier than their neighbours (a boundary case is a test, not a habit)."""
-    ages = Counter(scenario(seed)["variant"]["days_since_bill"] for seed in DEV + TEST)
+    likelier than their neighbours (a boundary case is a test, not a habit). Measured on
+    1,200 train seeds: on the 400 dev and test scenarios a week holds about 100, too few to
+    tell a habit from chance at one day."""
+    ages = Counter(scenario(seed)["variant"]["days_since_bill"] for seed in range(1000, 2200))
     near = [ages[d] for d in range(114, 128)]
-    assert ages[121] <= max(ages[d] for d in range(122, 128)) + 1, ages
-    assert ages[120] <= max(ages[d] for d in range(114, 120)) + 1, near
+    for day, neighbours in ((121, range(122, 128)), (120, range(114, 120))):
+        mean = statistics.mean(ages[d] for d in neighbours)
+        assert ages[day] <= mean + 3 * mean ** 0.5, (day, near)  # within chance of them
 
 
 def test_record_realism() -> None:
@@ -1353,3 +1356,78 @@ def test_surface_cues_of_round_2_say_nothing() -> None:
                - share(weekend, (False, True), (False, False))) < 0.08, weekend
     assert set(words["provider"]) == set(words["facility"]), words
     assert 0.55 <= flipped / both <= 0.8, (flipped, both)
+
+
+def _tv(a: Counter[Any], b: Counter[Any]) -> float:
+    """Total-variation distance between two empirical distributions."""
+    na, nb = sum(a.values()), sum(b.values())
+    return 0.5 * sum(abs(a[k] / na - b[k] / nb) for k in set(a) | set(b))
+
+
+def test_no_single_amount_code_or_note_tells_the_resolution() -> None:
+    """Issue 8, round 3: the self-pay multiple, the service, the billed codes, the number of
+    billed lines, the operative note and the estimate's size are distributed alike whether the
+    bill is within the estimate or above it (train seeds): a pricing draw is kept only when
+    every excess window is reachable from it, and a change goes either way. (Before, a forest
+    read the resolution off the multiple: 150% in 3% of bills within the estimate, 26% of bills
+    $400+ above it.)"""
+    feats: dict[str, dict[bool, Counter[Any]]] = {}
+    for seed in range(1000, 2200):
+        s = scenario(seed)
+        exp, v, arts = s["expected"], s["variant"], _arts(s)
+        claim, prv = arts[exp["claim_record_id"]], arts[exp["provider_record_id"]]
+        above = exp["resolution_type"] != "no_action"
+        size = exp["reference_amount_cents"]
+        row = {"multiple": v["self_pay_pct"], "package": v["package"],
+               "codes": tuple(sorted(ln["hcpcs"] for ln in claim["lines"])),
+               "lines": len(claim["lines"]),
+               "note": next(n for n in prv["notes"] if n.startswith("Operative")),
+               "estimate_band": min(size.bit_length(), 20)}
+        for k, val in row.items():
+            feats.setdefault(k, {True: Counter(), False: Counter()})[above][val] += 1
+    for k, by in feats.items():
+        assert _tv(by[True], by[False]) < 0.12, (k, by)
+
+
+def test_changes_go_either_way_in_every_branch() -> None:
+    """A changed service is billed within the estimate and above it, in both directions
+    (needed unplanned, planned and not needed), with a note saying which."""
+    seen: Counter[tuple[str, str]] = Counter()
+    for seed in range(1000, 1800):
+        s = scenario(seed)
+        v = s["variant"]
+        if v["change"] is None:
+            continue
+        direction = v["change"][3]
+        window = "within" if v["within_estimate"] else "above"
+        seen[(direction, window)] += 1
+        note = next(n for n in _arts(s)[s["expected"]["provider_record_id"]]["notes"]
+                    if n.startswith("Operative"))
+        pkg = next(p for p in PACKAGES if p["key"] == v["package"])
+        ch = next(c for c in pkg["changes"] if c[2] == v["change"][2])
+        assert (ch[5] if direction == "down" else ch[4]) in note, (seed, note)
+    assert min(seen[(d, w)] for d in ("up", "down") for w in ("within", "above")) >= 10, seen
+
+
+def test_mailed_bill_window_counts_from_receipt() -> None:
+    """Some mailed bills are read more than 120 days after the statement's date but within
+    120 days of their receipt: the window is open (45 CFR 149.620 counts from receipt), and
+    with a $400+ excess the answer is a dispute — the heuristic, counting from the statement's
+    date, gets these wrong."""
+    found = 0
+    for seed in DEV + TEST:
+        s = scenario(seed)
+        exp, arts = s["expected"], _arts(s)
+        stmt = arts[exp["ledger_id"]]["statement"]
+        sent = dt.date.fromisoformat(stmt["statement_date"])
+        received = dt.date.fromisoformat(stmt["delivered_to_patient"])
+        today = dt.date.fromisoformat(
+            next(r for r in s["references"] if r["type"] == "deadline")["data"]["as_of"])
+        if (today - sent).days > 120 >= (today - received).days:
+            assert s["variant"]["window_open"]
+            if exp["amount_cents"] >= 40_000:
+                found += 1
+                assert exp["resolution_type"] == "nsa_dispute", seed
+                grade = _run_heuristic(seed)
+                assert grade["passed"] < grade["total"], seed
+    assert found >= 3

@@ -23,9 +23,12 @@ The answer follows from the records the agent fetches and from nothing else:
   (booking date, GFE date) is drawn exactly as a timely one's; only the processor log's
   authorization dates the real booking (the ledger posts the deposit on the date of service).
 * **The bill against the estimate**, drawn independently of the timing: above the billing
-  party's own section, or within it (about 42% in every timing); the bill's size is drawn
-  before the branch, relative to the service's price, so neither the balance nor the
-  estimate's total alone tells within from above. Within the estimate with a
+  party's own section, or within it (about 42% in every timing). The service, locality,
+  self-pay multiple and the other parties' sections are kept only when every excess window
+  is reachable from them, whichever the branch wants, and a changed service goes either way
+  (needed unplanned, or planned and not needed) at the same rate in every branch: no single
+  amount, code or note tells within from above — only the bill minus the biller's own
+  section does. Within the estimate with a
   timely GFE: ``no_violation`` (nothing to dispute, the patient is told why). Within it with a
   late or backdated GFE: the violation is the finding (the convener is named) but nothing is
   billed above the estimate, so nothing is filed (``no_action``; the patient is told the GFE
@@ -53,9 +56,10 @@ The answer follows from the records the agent fetches and from nothing else:
   expected charges, within 120 calendar days of receiving the bill — receipt from the
   ledger's statement delivery, "today" from the deadline lookup's ``as_of``; the bill's age
   often falls in the window's last or first closed week, the boundary days no likelier than
-  their neighbours) → ``nsa_dispute`` of the excess (with a late or backdated GFE the
-  PPDR-eligible excess makes ``billed_above_gfe`` naming the biller an accepted finding
-  too); a smaller excess or a closed window → ``balance_correction`` of the excess;
+  their neighbours, and a mailed bill is often read when its window is open only counted from
+  receipt, not from the statement's date) → ``nsa_dispute`` of the excess (with a late or
+  backdated GFE the PPDR-eligible excess makes ``billed_above_gfe`` naming the biller an
+  accepted finding too); a smaller excess or a closed window → ``balance_correction`` of the excess;
   a bill within the estimate → ``no_action`` (no dispute: the decision is a no_action draft or
   a no_action submission).
 * **Counter-arguments** (after a filing): the same three kinds and wording templates in every
@@ -105,19 +109,25 @@ from ..common import (
 # the service is scheduled 10+ business days ahead (the 3-business-day rule) somewhat more
 # often than 3-9 ahead (the 1-day rule), and some bookings fall on or just before a federal
 # holiday: the deadline arithmetic, not a habit, decides the timing
-RULE_1_SHARE = 0.42
-NEAR_HOLIDAY = 0.2
+RULE_1_SHARE = 0.35
+NEAR_HOLIDAY = 0.35
+# an open window is read in its last week this often (for a mailed bill, partly on days it is
+# open only counted from the bill's receipt — the rule —, not from the statement's date)
+OPEN_LAST_WEEK = 0.35
+# a timely GFE goes out on its printed date this often; otherwise later, by the deadline
+# (often on the deadline day itself: the 3-business-day rule and the holidays decide)
+TIMELY_SENT_ON_DATE = 0.3
 THRESHOLD_CENTS = 40_000  # 45 CFR 149.620: at least $400 above the GFE's expected charges
 PPDR_DAYS = 120  # calendar days from receipt of the initial bill
 PPDR_FEE = "25.00"
-MULTIPLES = (150, 175, 200, 225, 250, 275, 300)  # self-pay price, % of the MPFS amount
+MULTIPLES = (125, 150, 175, 200, 250, 300, 350, 400)  # self-pay price, % of the MPFS amount
 # one line billed at the gross chargemaster rate: self-pay % + delta
 DELTAS = (2, 3, 5, 10, 15, 25, 50, 75, 100, 125, 150, 200, 250, 300, 400)
 DISCOUNTS = (5, 10, 15, 25)  # prompt-pay discount on one line (bills within the estimate)
 DEPOSIT_FLAT = (5_000, 7_500, 10_000, 12_500, 15_000, 20_000, 25_000)  # scheduling deposits
 # A facility's self-pay facility charge: % of the CMS facility payment rate of the code (OPPS
 # Addendum B for a hospital outpatient department, ASC Addendum AA for an ASC).
-FACILITY_MULTIPLES = (150, 175, 200, 225, 250, 275, 300)
+FACILITY_MULTIPLES = (125, 150, 175, 200, 250, 300, 350, 400)
 FACILITY_CONVENED = 0.48  # share of scenarios whose GFE a facility convened
 # With a practice and a facility on the GFE, the other one of the two scheduled the service
 # (and so convened the GFE) in this share of scenarios: the party that bills is not the one
@@ -659,8 +669,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         if not all(pools.values()):
             continue
         pool = pools[window]
+        # the excess often sits near a boundary of its window whatever the bill's size:
+        # within $60 of $400 (over or under it), or within $150 of the estimate (a small
+        # excess, or a bill a little under it) — so only the subtraction, not the bill's size
+        # for its service, tells the windows apart
         if near_threshold and window != "within":
             pool = [c for c in pool if 34_000 <= c[0] <= 46_000] or pool
+        elif window != "over" and rng.random() < 0.5:
+            pool = [c for c in pool if -15_000 <= c[0] <= 15_000] or pool
         break
     else:  # pragma: no cover - every package reaches every window at some multiple
         raise RuntimeError(f"no bill reaches every excess window (convener {convener})")
@@ -807,7 +823,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # dated when prepared (the booking day or a later business day before the deadline
         # day) and released then or later, still on time
         gfe_date = prepared_on(sched, rule_bd)
-        delivered = gfe_date if rng.random() < 0.45 else on_or_before_deadline(gfe_date)
+        delivered = (gfe_date if rng.random() < TIMELY_SENT_ON_DATE else
+                     on_or_before_deadline(gfe_date))
         provider_scheduled_on = sched
     else:
         # late by the real booking (a backdated GFE's too): delivered after the deadline,
@@ -835,9 +852,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     elif timing == "issued_after_deadline":
         provider_scheduled_on = sched
         r_date = rng.random()
-        if r_date < 0.55:
+        # on its printed date about as often as a timely GFE (TIMELY_SENT_ON_DATE and the
+        # deadline-day releases): the printed date against the delivery says nothing
+        if r_date < 0.4:
             gfe_date = delivered  # honestly dated on its (late) delivery day
-        elif r_date < 0.8:
+        elif r_date < 0.75:
             gfe_date = sched  # dated on the booking day, as if on time
         else:  # dated some day before it went out
             gfe_date = _date_between(rng, sched, min(gfe_deadline, delivered))
@@ -855,11 +874,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # often within a week of the window's close, the first closed day no likelier
         # than the six after it
         age = rng.randrange(121, 128) if rng.random() < 0.3 else rng.randrange(121, 171)
-    else:  # open under both readings: from receipt (the rule) and from the bill's date
-        last = PPDR_DAYS - (receipt - statement_date).days
-        # often in the window's last week, its last day no likelier than the six before it
-        age = (rng.randrange(last - 6, last + 1) if rng.random() < 0.15 else
-               rng.randrange(9, last + 1))
+    elif rng.random() < OPEN_LAST_WEEK:
+        # the window's last week counted from receipt (the rule, 45 CFR 149.620), each day
+        # as likely as the others: for a mailed bill its last days are already past 120
+        # days from the statement's date
+        age = rng.randrange(PPDR_DAYS - 6, PPDR_DAYS + 1)
+    else:  # open under both readings
+        age = rng.randrange(9, PPDR_DAYS - (receipt - statement_date).days + 1)
     today = receipt + dt.timedelta(days=age)
     window_open = age <= PPDR_DAYS
     assert window_open != closed

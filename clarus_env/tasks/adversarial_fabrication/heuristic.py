@@ -16,9 +16,10 @@ but hurried human would:
   institutional claim (UB-04) or describes itself as a surgical center or hospital
   department — so an imaging or sleep center is "a provider" to it, though 45 CFR
   149.610(a)(2) makes it a facility;
-* it holds the bill against the estimate's bottom line (co-provider and co-facility sections
-  included, not the biller's own section) and tests the $400 PPDR threshold, but counts the
-  120-day window from the statement's date rather than from its receipt.
+* it holds the bill against the biller's own GFE section (found by the biller's name; the
+  estimate's bottom line when no section carries it) and tests the $400 PPDR threshold, but
+  counts the 120-day window from the statement's date rather than from its receipt — wrong
+  for a mailed bill read in the last days of its window.
 
 It concedes the EHR counter when its own reading found the GFE timely, rejects the emergency
 exception citing the claim and the facility's registration, and rejects the legal threat.
