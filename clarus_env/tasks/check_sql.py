@@ -36,10 +36,13 @@ DX_STEP_AT_FILING = ("(SELECT MAX(step) FROM diagnoses WHERE step < "
                      f"COALESCE({FIRST_FILING}, 1e18))")
 DX_AT_FILING = f"(SELECT * FROM diagnoses WHERE step = {DX_STEP_AT_FILING} LIMIT 1)"
 FIRST_SUBMISSION = f"(SELECT * FROM submissions WHERE step = {FIRST_FILING} LIMIT 1)"
-# a later diagnosis that names another finding or party than the one filed on
-DX_FLIPPED = (f"EXISTS(SELECT 1 FROM diagnoses d, {DX_AT_FILING} f WHERE d.step > "
-              f"{FIRST_FILING} AND (d.finding <> f.finding OR d.responsible_party <> "
-              "f.responsible_party))")
+# a later diagnosis that names another finding or party than the one filed on. The one filed
+# on is looked up only for a diagnosis after the filing (most episodes have none): joined
+# with ``DX_AT_FILING`` as a FROM subquery, SQLite built that row on every run (~3 µs of the
+# ~7, and adversarial_fabrication's grade reads this 14 times)
+DX_FLIPPED = (f"EXISTS(SELECT 1 FROM diagnoses d WHERE d.step > {FIRST_FILING} AND EXISTS("
+              f"SELECT 1 FROM diagnoses f WHERE f.step = {DX_STEP_AT_FILING} AND "
+              "(d.finding <> f.finding OR d.responsible_party <> f.responsible_party)))")
 
 
 def n_cited(kind: str, step: str) -> str:
