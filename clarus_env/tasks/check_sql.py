@@ -34,8 +34,10 @@ FIRST_FILING = ("(SELECT MIN(step) FROM submissions WHERE resolution_type <> "
 # nothing filed yet, the latest one at all)
 DX_STEP_AT_FILING = ("(SELECT MAX(step) FROM diagnoses WHERE step < "
                      f"COALESCE({FIRST_FILING}, 1e18))")
-DX_AT_FILING = f"(SELECT * FROM diagnoses WHERE step = {DX_STEP_AT_FILING} LIMIT 1)"
-FIRST_SUBMISSION = f"(SELECT * FROM submissions WHERE step = {FIRST_FILING} LIMIT 1)"
+# (the runtime records at most one diagnosis and one submission a step, so these hold one row
+# at most without a LIMIT, which would keep SQLite from folding them into the outer query)
+DX_AT_FILING = f"(SELECT * FROM diagnoses WHERE step = {DX_STEP_AT_FILING})"
+FIRST_SUBMISSION = f"(SELECT * FROM submissions WHERE step = {FIRST_FILING})"
 # a later diagnosis that names another finding or party than the one filed on. The one filed
 # on is looked up only for a diagnosis after the filing (most episodes have none): joined
 # with ``DX_AT_FILING`` as a FROM subquery, SQLite built that row on every run (~3 µs of the
