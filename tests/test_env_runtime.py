@@ -193,9 +193,9 @@ def test_lone_surrogates_are_refused_not_raised(env: ClarusEnv) -> None:
 def _tables(env: ClarusEnv) -> dict[str, list[tuple]]:
     from clarus_env.episode_db import TABLES
 
-    # written order (``expected`` has no rowid: it is keyed, and written in key order)
-    return {t: env.db.execute(f"SELECT * FROM {t} ORDER BY "
-                              f"{'key' if t == 'expected' else 'rowid'}").fetchall()
+    # written order (``expected`` and ``counters`` have no rowid: they are keyed)
+    keyed = {"expected": "key", "counters": "counter_id"}
+    return {t: env.db.execute(f"SELECT * FROM {t} ORDER BY {keyed.get(t, 'rowid')}").fetchall()
             for t in TABLES}
 
 
