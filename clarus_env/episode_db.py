@@ -154,9 +154,10 @@ def expected_rows(expected: dict[str, Any], keys: frozenset[str] | None = None
     """Flatten the expected outcome to key/value text rows the SQL checks can compare (only
     ``keys``' rows when given)."""
     rows = []
-    for k, v in sorted(expected.items()):
-        if keys is not None and k not in keys:
-            continue
+    # only the asked-for keys are sorted (a grade reads ~15 of a scenario's ~40)
+    items = sorted(expected.items() if keys is None else
+                   [(k, expected[k]) for k in keys if k in expected])
+    for k, v in items:
         if isinstance(v, str):
             rows.append((k, v))
         elif isinstance(v, bool):
