@@ -141,6 +141,10 @@ class Catalog:
                 if cause:
                     for ch in chars:
                         out.setdefault(with_seventh(cause["stem"], ch or "A"), []).append(cid)
+                        for alt in cause.get("alternatives", ()):
+                            for stem in alt["accept"]:
+                                out.setdefault(with_seventh(stem, ch or "A"), []).append(
+                                    cid + " (alternative)")
         return out
 
 
@@ -264,6 +268,9 @@ def _structure_problems(cat: Catalog) -> list[str]:
                     out.append(
                         f"condition {cid}: uncertain symptom {sid!r} is not a symptom condition"
                     )
+        n = c.get("illnesses")
+        if n is not None and (not isinstance(n, int) or n < 2 or c.get("kind") != "chronic"):
+            out.append(f"condition {cid}: illnesses counts the 2+ chronic diseases a row names")
         for rid in c.get("requires_any", []):
             if rid not in cat.by_id:
                 out.append(f"condition {cid}: requires unknown condition {rid!r}")
@@ -285,6 +292,12 @@ def _structure_problems(cat: Catalog) -> list[str]:
                     out.append(f"condition {cid}: procedure {pid} needs a side and a site")
                 if any(v.get("side") == "bilateral" for v in sided) and "50" not in mods:
                     out.append(f"condition {cid}: bilateral variant but {pid} has no modifier 50")
+    for cause in cat.external_causes:
+        for alt in cause.get("alternatives", []):
+            if not alt.get("accept") or not alt.get("why") or not set(
+                    alt.get("phrases", [])) <= set(cause["phrases"]):
+                out.append(f"external cause {cause['id']}: an alternative needs accept, why and "
+                           "phrases of its own")
     pseen: set[str] = set()
     for p in cat.procedures:
         pid = p.get("id", "?")

@@ -81,7 +81,11 @@ GENERAL_LABS = (
     ("CBC", "complete blood count"),
     ("CMP", "comprehensive metabolic panel"),
     ("BMP", "basic metabolic panel"),
+    ("urinalysis", "UA with microscopy"),
 )
+# panels that overlap: a CMP is a BMP plus liver tests, so no visit sends out both (the first
+# one a visit's specialties name is kept)
+_CONTAINS = {"BMP": ("CMP",), "CMP": ("BMP",)}
 GENERAL_SOURCES = ("urgent care", "the emergency department", "the previous PCP",
                    "the outside hospital")
 PEDIATRIC_SOURCES = ("urgent care", "the emergency department", "the school nurse",
@@ -257,16 +261,19 @@ def _data_pools(specialties: tuple[str, ...], child: bool) -> tuple[list, tuple,
             (f"pediatric {s.clinic}" if child else s.clinic) for s in specs)
         labs: list[tuple[str, str]] = []
         for lab in [t for s in specs for t in s.labs] + list(GENERAL_LABS):
-            if lab[0] not in (x[0] for x in labs):
+            names = {x[0] for x in labs}
+            if lab[0] not in names and not names.intersection(_CONTAINS.get(lab[0], ())):
                 labs.append(lab)
         got = _DATA_POOLS[key] = (specs, sources, tuple(labs))
     return got
 
 
 def data_sentences(rng: random.Random, d: Data, age: int, caregiver: str,
-                   specialties: list[str] | tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+                   specialties: list[str] | tuple[str, ...] = (), *,
+                   new: bool = False) -> tuple[list[str], list[str]]:
     """(HPI sentences, plan sentences) that document exactly the data elements of ``d``, each
-    naming a source, test or consultant that fits the problems' ``specialties``."""
+    naming a source, test or consultant that fits the problems' ``specialties``; a new
+    patient had no last visit here, so prior results are dated, never "from last visit"."""
     hpi: list[str] = []
     plan: list[str] = []
     child = age < 13
@@ -282,7 +289,7 @@ def data_sentences(rng: random.Random, d: Data, age: int, caregiver: str,
     rand = rng.random  # below, only the wording drawn is joined and formatted
     if reviewed:
         names = [pick(rng, t) for t in reviewed]
-        when = pick(rng, ("last month", "from 3 months ago", "from the spring", "from last visit"))
+        when = pick(rng, _WHEN_NEW if new else _WHEN)
         form = int(rand() * 3)
         plan.append(f"Reviewed prior results: {', '.join(names)} {when}." if form == 0 else
                     f"Prior {' and '.join(names)} ({when}) reviewed with the patient." if form == 1
@@ -317,6 +324,10 @@ def data_sentences(rng: random.Random, d: Data, age: int, caregiver: str,
             f"Case discussed with the {who} today; agree with plan.",
         )))
     return hpi, plan
+
+
+_WHEN = ("last month", "from 3 months ago", "from the spring", "from last visit")
+_WHEN_NEW = _WHEN[:3]
 
 
 def caregiver(rng: random.Random, age: int) -> str:

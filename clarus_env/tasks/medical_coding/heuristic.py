@@ -145,6 +145,14 @@ _STATUS = [
     (re.compile(r"\b(stable|unchanged|at goal)\b", re.I), "chronic_stable"),
     (re.compile(r"\b(self-limit\w*|minor)\b", re.I), "minor"),
 ]
+# chronic diseases one assessment line may name together (hypertensive heart/kidney disease,
+# diabetic CKD): the AMA table counts each chronic illness
+_CHRONIC_DISEASES = [re.compile(p, re.I) for p in (
+    r"\b(hypertension|HTN)\b",
+    r"\b(CKD|ESRD|chronic kidney disease|end-stage renal disease|diabetic kidney disease)\b",
+    r"\b(heart failure|HFrEF|HFpEF|CHF)\b",
+    r"\b(diabetes|T2DM|T1DM|DM)\b",
+)]
 _STATUS_TAIL = re.compile(
     r"\s*(?:,|-|\()\s*(?:" + "|".join(re.escape(w) for w in grammar.STATUS_WORDS)
     + r")\)?\s*$",
@@ -524,7 +532,12 @@ class HeuristicAgent:
         when that is higher -- read with keyword rules, never from a stated level."""
         plan = sec.get("plan", "")
         text = " ".join(sec.get(k, "") for k in ("hpi", "plan"))
-        kinds = [_problem_kind(p) for p in _problems(sec.get("assessment", ""))]
+        kinds = []
+        for phrase in _problems(sec.get("assessment", "")):
+            kind = _problem_kind(phrase)
+            kinds.append(kind)
+            if kind == "chronic_stable":  # "HTN; ESRD on HD, stable": each disease counts
+                kinds += [kind] * max(0, sum(1 for d in _CHRONIC_DISEASES if d.search(phrase)) - 1)
         data = em.Data(
             external_notes=len(_RECORDS.findall(text)),
             results_reviewed=_count_listed(_REVIEWED, plan),

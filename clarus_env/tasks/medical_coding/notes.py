@@ -194,6 +194,12 @@ class _Pools:
             for c in conds
             if c.get("alternatives") or c.get("sequence_free") or c.get("digit_modifiers")
         )
+        # external-cause stem -> [(mechanism phrases, stems a coder may use instead)]
+        self.cause_alternatives: dict[str, list[tuple[list[str], list[str]]]] = {}
+        for cause in cat.external_causes:
+            for alt in cause.get("alternatives", ()):
+                self.cause_alternatives.setdefault(cause["stem"], []).append(
+                    (alt["phrases"], alt["accept"]))
         self.ref = ref
         self.chronic_12 = [c for c in self.chronic if c["age"][0] >= 12]
         # candidates that fit (age, sex), per pool list the pools own (stable ids): built here
@@ -584,6 +590,9 @@ def _em(
             addressed.append(i)
             problems.append(i.problem)
             i.counted = True
+            more = i.cond.get("illnesses")
+            if more:  # "HTN; ESRD on HD" names two chronic illnesses: a coder counts each
+                problems += ["chronic_stable"] * (more - 1)
     if undiagnosed:
         problems.append("undiagnosed")
     kinds = tuple(problems)
@@ -596,8 +605,10 @@ def _em(
     elif addressed:
         top = (addressed[0] if len(addressed) == 1
                else max(addressed, key=lambda i: em.PROBLEM_KINDS[i.problem]))
+        # a new patient's drugs were prescribed elsewhere: no "refills sent, dose unchanged"
         focus = grammar.Focus(top.text, top.problem, top.codes,
-                              top.problem not in ("chronic_stable", "chronic_exacerbation"),
+                              new or top.problem not in ("chronic_stable",
+                                                         "chronic_exacerbation"),
                               all_codes)
     else:
         focus = grammar.Focus("today's problem", "minor", (), True, all_codes)
@@ -610,7 +621,7 @@ def _em(
     if level is None:
         level = _MDM_LEVEL[key] = em.em_level_from_mdm(em.mdm_level(p, em.data_level(data), risk))
     d_hpi, d_plan = grammar.data_sentences(rng, data, age, grammar.caregiver(rng, age),
-                                           specialties)
+                                           specialties, new=new)
     hpi.extend(d_hpi)
     lines = [*d_plan, grammar.risk_sentence(rng, risk, focus, age)]
     if rng.random() < 0.35:
@@ -1774,6 +1785,12 @@ def _accept(
                     out.setdefault("cpt", {}).setdefault(code, []).append(swapped)
     if grammar.starts(codes, ("S", "T")):
         out["optional_icd10"] = list(OPTIONAL_EXTERNAL_CAUSE)  # place, activity, status (I.C.20)
+        for code in codes:  # an External Cause Index path the mechanism's words also fit
+            for phrases, stems in pools.cause_alternatives.get(code[:-1], ()):
+                extra = [x for x in (with_seventh(s, code[-1]) for s in stems)
+                         if x not in present]
+                if extra and any(ph in note for ph in phrases):
+                    out.setdefault("icd10", {}).setdefault(code, []).extend(extra)
     for it in items:  # an E/M whose level time and MDM set differently: either is right
         if it.em_alt is not None:
             em_code, other = it.em_alt
@@ -1793,6 +1810,10 @@ def _accept(
             forms.append("-".join([base, *sorted({*mods, "QW"})]))
         if proc.get("bilateral_without_50") and "50" in mods:
             forms.append("-".join([base, *[m for m in mods if m != "50"]]))
+        elif proc.get("bilateral_without_50") and ("RT" in mods or "LT" in mods):
+            # bilateral indicator 2: the RVUs already cover one side or both, so a side
+            # modifier is informational and the plain code is as defensible
+            forms.append("-".join([base, *[m for m in mods if m not in ("RT", "LT")]]))
         if payer == "medicare" and proc["kind"].startswith("preventive"):
             forms.append("-".join([base, *sorted({*mods, "GY"})]))
         if forms:
@@ -1887,7 +1908,8 @@ def _t2_condition_uncached(entry: dict[str, Any], phrases: list[str]) -> dict[st
         "rule": "tier 2: code found from the tabular (title or inclusion term)",
         "sex": entry["sex"],
         "age": entry["age"],
-        "groups": [f"t2:{code}"],
+        # a code the 'with' convention joins to diabetes clashes with every diabetes row
+        "groups": [f"t2:{code}", "dm"] if tier2.diabetes_linked(code) else [f"t2:{code}"],
         "problem": entry["kind"],
         "complaints": [],
     }

@@ -14,12 +14,17 @@ phrasings are partitioned by split, so no train phrasing of any code is seen in 
 **Validation** (:func:`build` keeps a code only if all hold; :func:`problems` re-checks the
 committed file): billable in the bundle; not a manifestation ("in diseases classified
 elsewhere") and no ``codeFirst``/``useAdditionalCode``/``codeAlso``/7th-character note at the
-code or an ancestor (those need a second code or character the note could not support); not in
+code or an ancestor -- a 7th-character code from the code list included, by its prefixes --
+(those need a second code or character the note could not support); never a code that is not
+listed first (:data:`NEVER_FIRST`: coma scale, hypoglycemia level, cause of mortality); not in
 the curated catalog; not an injury, external cause, encounter, history, pregnancy or perinatal
 code; titles with "other"/"specified"/NEC or a mid-title "unspecified" are skipped (a note cannot
-say "other"). Age/sex edits follow what the tabular states in the title's words (female/male
-organs, "senile", "juvenile", "postmenopausal", ...). Excludes1 conflicts with the other codes of
-a case are checked when the case is built (:func:`excludes1_conflict`).
+say "other"). Age/sex edits follow what the tabular states in the words of the title and its
+ancestors (female/male organs, "senile", "juvenile", "postmenopausal", ...) and the code ranges
+that fix them (genital-organ blocks, early congenital syphilis, adult RA, ...). Excludes1
+conflicts with the other codes of a case are checked when the case is built
+(:func:`excludes1_conflict`); a code the 'with' convention joins to diabetes never meets a
+diabetes row (:data:`DIABETES_WITH`).
 
 The pool is data (``catalog/tier2.json``), rebuilt with
 ``python -m clarus_env.tasks.medical_coding.tier2`` from the bundle and the CMS tabular XML, so
@@ -64,7 +69,7 @@ _FEMALE = re.compile(r"\b(female|ovar\w*|uter\w*|vagin\w*|vulv\w*|cervi(x|cal ut
                      r"(lump|engorgement)|lactation|mammary|labia|bartholin\w*|"
                      r"dysmenorrh\w*|amenorrh\w*|oligomenorrh\w*)\b", re.IGNORECASE)
 _MALE = re.compile(r"\b(male|prostat\w*|testi\w*|scrot\w*|penis|penile|epididym\w*|"
-                   r"spermat\w*|seminal|vas deferens|hydrocele|orchitis|balan\w*|phimosis|"
+                   r"spermat\w*|seminal|vas deferens|hydrocele|orchitis|balan(itis|o\w+)|phimosis|"
                    r"paraphimosis)\b", re.IGNORECASE)
 _AGE_WORDS = (
     (re.compile(r"\b(senile|age-related)\b", re.I), (60, 99)),
@@ -187,12 +192,44 @@ def partition(code: str, phrases: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def demographics(text: str) -> tuple[str, list[int]]:
-    """(sex, [min age, max age]) the tabular words imply; any / 0-94 when silent."""
+# Sex and age the classification itself fixes by where a code sits, when its words do not say:
+# the chapter's blocks of female and male genital organs (and their neoplasms, congenital
+# malformations and specimen findings), the sex-chromosome categories by phenotype, early
+# (manifest before two years) vs late congenital syphilis, sexually transmitted infections,
+# adult rheumatoid arthritis (M05/M06 Excludes1 juvenile, M08), the growth plate (physeal
+# arrest), ovarian function cysts and degenerative arterial/spinal disease: ((first, last code
+# prefix), (lowest, highest age))
+_FEMALE_RANGES = (("C51", "C58"), ("D25", "D28"), ("N70", "N98"), ("Q50", "Q52"),
+                  ("Q96", "Q97"), ("R87", "R87"), ("R92", "R92"))
+_MALE_RANGES = (("C60", "C63"), ("D29", "D29"), ("N40", "N53"), ("Q53", "Q55"),
+                ("Q98", "Q98"), ("R86", "R86"))
+_AGE_RANGES = (
+    (("A50.0", "A50.2"), (0, 1)), (("A50.3", "A50.7"), (2, 94)), (("A51", "A64"), (14, 94)),
+    (("M05", "M06"), (18, 94)), (("M89.1", "M89.1"), (2, 17)), (("N83.0", "N83.1"), (13, 50)),
+    (("M48.1", "M48.1"), (40, 94)), (("M47", "M47"), (30, 94)), (("M15", "M19"), (30, 94)),
+    (("I65", "I67"), (30, 94)), (("I70", "I70"), (30, 94)),
+)
+
+
+def _in_ranges(code: str, ranges: tuple[tuple[str, str], ...]) -> bool:
+    return any(covered(code, lo.replace(".", ""), hi.replace(".", "")) for lo, hi in ranges)
+
+
+def demographics(text: str, code: str = "") -> tuple[str, list[int]]:
+    """(sex, [min age, max age]) the tabular words (and the code's place in the
+    classification) imply; any / 0-94 when silent."""
     sex = "female" if _FEMALE.search(text) else "male" if _MALE.search(text) else "any"
+    if code and _in_ranges(code, _FEMALE_RANGES):
+        sex = "female"
+    elif code and _in_ranges(code, _MALE_RANGES):
+        sex = "male"
     age = [0, 94]
     for pat, (lo, hi) in _AGE_WORDS:
         if pat.search(text):
+            age = [lo, hi]
+            break
+    for ranges, (lo, hi) in _AGE_RANGES:
+        if code and _in_ranges(code, (ranges,)):
             age = [lo, hi]
             break
     if sex == "female" and age == [0, 94]:
@@ -206,6 +243,7 @@ def demographics(text: str) -> tuple[str, list[int]]:
 # sees it the day it presents and sends the patient in
 _SEVERE = re.compile(
     r"\b(\w*infarction|\w*embol(ism|us|ic)|hemorrhage|hemorrhagic|perforat\w*|gangrene|gangrenous|"
+    r"hemoperitoneum|"
     r"necros\w*|necrotizing|sepsis|septic\w*|meningitis|encephalitis|meningoencephalitis|"
     r"encephalomyelitis|myelitis|cerebral (malaria|complications?)|torsion|detachment|"
     r"dissection|respiratory distress|respiratory failure|shock|coma|status epilepticus|"
@@ -214,8 +252,16 @@ _SEVERE = re.compile(
     r"ketoacidosis|hyperosmolar|thrombosis|endocarditis|myocarditis|pericarditis|peritonitis|"
     r"tetanus|rabies|botulism|anthrax|plague|ebola|fulminant|eclampsia|acute kidney|"
     r"acute renal failure|acute hepatic failure|osteomyelitis|epiglottitis|"
-    r"angle-closure glaucoma|central retinal artery)\b",
+    r"angle-closure glaucoma|central retinal artery|cardiac arrest|respiratory arrest|"
+    r"brain abscess|abscess of brain|cerebral abscess|empyema|hernia with obstruction)\b",
     re.IGNORECASE)
+# words that make a "severe" word describe a lasting or benign state: a scar after detachment
+# surgery, the residual stage of a glaucoma, a hereditary telangiectasia, a torsion dystonia, a
+# conjunctival (subconjunctival) hemorrhage, a necrotic tooth pulp or a perforated root canal
+_NOT_SEVERE = re.compile(
+    r"\b(chronic|late|old|sequela|sequelae|following|after|residual|scars?|hereditary|genetic|"
+    r"essential|congenital|dystonia|conjunctival hemorrhage|pulp|root canal|emotional shock|"
+    r"intermittent)\b", re.IGNORECASE)
 # a condition that lasts (chronic, congenital, degenerative, structural): never "acute" or "new"
 _CHRONIC = re.compile(
     r"\b(chronic|nodes|\w*plegia|paralysis|palsy|deformit\w*|contracture|congenital|hereditary|"
@@ -229,30 +275,76 @@ _CHRONIC = re.compile(
     r"osteoporosis|osteopenia|hypertrophy|ectropion|entropion|ptosis|strabismus|"
     r"keratoconus|dependence|disorders? of \w+ metabolism|storage disease|\w+osis of lung|"
     r"lung disease|neuropathy|polyneuropathy|deformans|scleroderma|dermatomyositis|lupus|"
-    r"hypertrichosis|fluorosis|staphyloma|synechiae)\b",
+    r"hypertrichosis|fluorosis|staphyloma|synechiae|"
+    r"recurrent|persistent|progressiva|progressive|tertiary|sequelae?|following|carrier|"
+    r"hearing loss|deafness|elephantiasis|fibroplasia|leprosy|trachoma)\b",
     re.IGNORECASE)
-_ACUTE = re.compile(r"\b(acute|subacute|intoxication|withdrawal|poisoning|transient|"
+_ACUTE = re.compile(r"\b(acute|acuta|subacute|intoxication|withdrawal|poisoning|transient|"
                     r"infection|infectious|abscess|cellulitis|furuncle|carbuncle)\b", re.I)
+# outside the infection and symptom chapters a disease lasts unless it is one of these: an
+# inflammation or infection that runs a course, a bleed, tear, rupture or stone, a burn or a
+# contact rash, a postprocedural malfunction
+_ACUTE_TERMS = re.compile(
+    r"\b(\w*coccal|pyogenic|bacterial|viral|infective|conjunctivitis|\w*keratitis|"
+    r"corneal ulcer|iridocyclitis|iritis|\w*uveitis|\w*scleritis|dacryo\w*itis|hordeolum|"
+    r"otitis|myringitis|mastoiditis|labyrinthitis|salpingitis|tonsillitis|pharyngitis|"
+    r"laryngitis|sinusitis|bronchitis|bronchiolitis|pneumonia|pneumonitis|lymphadenitis|"
+    r"lymphangitis|mastitis|tendinitis|tenosynovitis|bursitis|synovitis|myositis|appendicitis|"
+    r"cholecystitis|pancreatitis|gastroenteritis|enteritis|diverticulitis|cystitis|urethritis|"
+    r"prostatitis|orchitis|epididymitis|vaginitis|vulvitis|cervicitis|endometritis|"
+    r"pyelonephritis|optic neuritis|papillitis|phlebitis|thrombophlebitis|inflammation|"
+    r"contact dermatitis|diaper dermatitis|dermatitis due to|urticaria|erythema multiforme|"
+    r"sunburn|miliaria|impetigo|paronychia|pyoderma(?! gangrenosum)|hyphema|hemorrhage|"
+    r"hematoma|bleeding|epistaxis|tear|rupture|dislocation|sprain|foreign body|calculus|"
+    r"fissure|impaction|retention|otalgia|otorrhagia|effusion|fever|febrile|syncope|"
+    r"hypotension|pneumothorax|postprocedural|malfunction|complication|dilatation of stomach|"
+    r"ischemia|hypopyon|\w*cyclitis|\w*neuritis|keratoconjunctivitis|periostitis|otorrhea|"
+    r"hemothorax|transfusion|reaction|with partial obstruction|obstruction of gallbladder|"
+    r"flail chest|fracture|allergic purpura)\b",
+    re.IGNORECASE)
 CHRONIC_LETTERS = frozenset("EFQ")  # endocrine/metabolic, mental and congenital chapters
 
 
-def problem_kind(title: str, code: str = "") -> str:
-    """The MDM problem kind a tier-2 diagnosis is documented as, from its title and chapter:
-    ``severe`` for a threat to life or bodily function (status "threat to bodily function",
-    hospital admission), ``chronic_stable`` for a lasting condition (chronic, congenital,
-    degenerative, structural, most endocrine and mental disorders), else ``acute``. A
-    paralysis is a lasting condition, but a new one is the emergency the note presents."""
+def problem_kind(title: str, code: str = "", lineage: tuple[str, ...] | list[str] = ()) -> str:
+    """The MDM problem kind a coder counts a tier-2 diagnosis as (AMA 2021: a chronic illness is
+    expected to last a year or until death; an acute uncomplicated illness is expected to
+    resolve), from its title, its chapter and its ancestors' titles (``lineage``: "Chagas'
+    disease (chronic)" is said only by the category):
+
+    * ``severe`` -- a threat to life or bodily function (hospital admission);
+    * ``chronic_stable`` -- congenital, hereditary, degenerative, structural, neoplastic,
+      long-standing: every disease outside the infection (A/B) and symptom (R) chapters unless
+      its words make it an inflammation, infection, bleed, injury-like event or complication
+      that runs a course;
+    * ``acute`` -- infections and infestations (unless latent, late, tertiary, chronic),
+      symptoms and findings, and those acute-course conditions.
+
+    The note's status words follow the kind (:data:`.grammar.STATUS`), so a lifelong disease
+    is never written "no complications noted" or "new, uncomplicated"."""
     lead = re.split(r"\bwithout\b", title, maxsplit=1)[0]
-    if _SEVERE.search(lead) and not re.search(r"\b(chronic|late|old|sequela|following)\b",
-                                              title, re.I):
+    if _SEVERE.search(lead) and not _NOT_SEVERE.search(title):
         return "severe"
+    said_chronic = re.search(r"\bchronic\b", " ".join(lineage), re.I)
+    if (said_chronic or re.search(r"\bchronic\b", title, re.I)) and not re.search(
+            r"\bacute\b", title, re.I):
+        return "chronic_stable"
     if _ACUTE.search(title):
         return "acute"
     if _CHRONIC.search(title) or code[:1] in CHRONIC_LETTERS:
         return "chronic_stable"
-    if re.search(r"\bdisease\b", title, re.I) and code[:1] not in "AB":
+    if code[:1] == "R" and re.search(r"\bdisease\b", title, re.I):
         return "chronic_stable"
-    return "acute"
+    if code[:1] in "ABR":
+        return "acute"
+    if _ACUTE_TERMS.search(title):
+        return "acute"
+    return "chronic_stable"
+
+
+def lineage_titles(ref: Any, code: str) -> list[str]:
+    """The titles of a code's ancestors below its chapter (subcategory, category, block)."""
+    return [n["description"] for n in ref.icd10cm_ancestors(code)
+            if n["code"] != code and n["kind"] != "chapter"]
 
 
 # inclusion terms that are cross-references, not wording: code numbers, "classifiable to",
@@ -319,6 +411,35 @@ def _parse_xml(path: Path) -> tuple[dict[str, list[str]], set[str]]:
     return incl, flagged
 
 
+def flagged_code(code: str, flagged: set[str]) -> bool:
+    """Whether ``code`` or a code it extends carries a note in the XML. A 7th-character code
+    (R40.2412) is not a ``<diag>`` of the XML but comes from the code list, so the notes on its
+    parents (R40.24's 7th characters, R40.2's code-first) are found by its prefixes."""
+    return any(code[:n].rstrip(".") in flagged for n in range(len(code), 2, -1))
+
+
+# codes never listed first, whatever their own tabular entry says: the coma scale (I.C.18.e:
+# sequenced after the diagnosis; its 7th characters mean "at arrival to the ED / at hospital
+# admission"), the hypoglycemia level (E16.0-E16.2 and E1x.64- "use additional code for
+# hypoglycemia level (E16.A-)"), cause of mortality (a living office patient), excessive
+# crying of an infant (a symptom of age under one that the pool's age gate cannot hold)
+NEVER_FIRST = ("R40.2", "E16.A", "R99", "R68.11")
+
+# ICD-10-CM Index "Diabetes, with" subterms (the 'with' convention, I.A.15): beside a diabetes
+# row these are coded as the combination (foot/skin ulcer E1x.621/.622 + L97/L98.4-/L98.A-,
+# mononeuropathy .41, polyneuropathy .42, autonomic neuropathy / gastroparesis .43, angiopathy
+# .51, Charcot joint .610, periodontal disease .630, osteomyelitis .69, cataract .36,
+# retinopathy .31-, nephrosis .21, CKD .22), so a tier-2 case with one never draws diabetes
+DIABETES_WITH = ("L97", "L98.4", "L98.A", "G56", "G57", "G58", "G59", "G62.9", "G63", "G90.0",
+                 "G99.0", "K31.84", "I70.2", "I73.9", "M14.6", "K05", "M86", "H25", "H26",
+                 "H28", "H35.0", "N04", "N08", "N18")
+
+
+def diabetes_linked(code: str) -> bool:
+    """A code the 'with' convention joins to diabetes (:data:`DIABETES_WITH`)."""
+    return code.startswith(DIABETES_WITH)
+
+
 def _xml_path() -> Path:
     found = sorted(RAW_TABULAR.glob("icd10c*-tabular-*.xml")) if RAW_TABULAR.is_dir() else []
     if not found:
@@ -337,7 +458,9 @@ def build(ref: Any, xml_path: Path | None = None) -> dict[str, Any]:
     entries = []
     for code, title, billable in zip(cols["code"], cols["description"], cols["billable"],
                                      strict=True):
-        if not billable or code[0] not in ALLOWED_LETTERS or code in flagged:
+        if not billable or code[0] not in ALLOWED_LETTERS or flagged_code(code, flagged):
+            continue
+        if code.startswith(NEVER_FIRST):
             continue
         if code.split(".")[0] in curated or ref.icd10cm(code) is None:
             continue
@@ -362,11 +485,12 @@ def build(ref: Any, xml_path: Path | None = None) -> dict[str, Any]:
         phrases = [p for p in phrases if not is_cross_reference(p)]
         if not phrases:
             continue
-        sex, age = demographics(" ".join([title, *lineage[-2:]]))
+        above = lineage_titles(ref, code)
+        sex, age = demographics(" ".join([title, *above]), code)
         entries.append({
             "code": code,
             "title": title,
-            "kind": problem_kind(title, code),
+            "kind": problem_kind(title, code, above),
             "sex": sex,
             "age": age,
             "phrases": partition(code, phrases),
@@ -429,12 +553,14 @@ def problems(ref: Any) -> list[str]:
             out.append(f"tier2 {code}: the title is used verbatim")
         if any(is_cross_reference(p) for p in phrases):
             out.append(f"tier2 {code}: a phrasing is a cross-reference, not wording")
-        if e["kind"] != problem_kind(e["title"], code):
+        if e["kind"] != problem_kind(e["title"], code, lineage_titles(ref, code)):
             out.append(f"tier2 {code}: problem kind differs from its title's")
         if role_of(code) != "shared" and "train" in e["phrases"]:
             out.append(f"tier2 {code}: held-out code has train phrasings")
         if [tuple(x) for x in e["excludes1"]] != sorted(set(excluded_refs(ref, code))):
             out.append(f"tier2 {code}: Excludes1 references differ from the bundle")
+        if code.startswith(NEVER_FIRST):
+            out.append(f"tier2 {code}: never a first-listed code")
         if code in seen:
             out.append(f"tier2 {code}: duplicate")
         seen.add(code)
