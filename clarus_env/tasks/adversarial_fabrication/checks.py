@@ -75,6 +75,7 @@ from ..check_sql import (
     MIN_PRECISION_NUM,
     exp,
     exp_list,
+    is_listed,
 )
 
 E = exp  # the scenario's expected value for a key (text)
@@ -94,13 +95,17 @@ def _precise(kind: str, step: str, relevant: str) -> str:
 
 def precision_detail(kind: str, step: str) -> str:
     """'k of n cited record(s) support it' (never which ones), as check_sql's, one scan."""
-    return (f"(SELECT COALESCE(SUM(artifact_id IN {exp_list('relevant_ids')}), 0) || ' of ' "
+    return (f"(SELECT COALESCE(SUM({is_listed('artifact_id', 'relevant_ids')}), 0) || ' of ' "
             f"|| COUNT(*) || ' cited record(s) support it' FROM citations WHERE kind = "
             f"'{kind}' AND step = {step})")
 
 
 def precise(kind: str, step: str) -> str:
-    return _precise(f"'{kind}'", step, exp_list("relevant_ids"))
+    """``_precise`` against ``relevant_ids``, membership by ``check_sql.is_listed`` (cheaper
+    in SQLite than ``IN (subquery)``, which builds a temporary b-tree on every run)."""
+    return (f"(SELECT COUNT(*) > 0 AND {MIN_PRECISION_DEN} * "
+            f"SUM({is_listed('artifact_id', 'relevant_ids')}) >= {MIN_PRECISION_NUM} * "
+            f"COUNT(*) FROM citations WHERE kind = '{kind}' AND step = {step})")
 
 FIRST_DIAGNOSIS = "(SELECT MIN(step) FROM diagnoses)"
 FIRST_NO_ACTION_DRAFT = "(SELECT MIN(step) FROM drafts WHERE resolution_type = 'no_action')"
