@@ -111,6 +111,8 @@ class ClarusEnv(EnvBase):
     def __init__(self, task: str, **kwargs: Any) -> None:
         super().__init__(task, **kwargs)
         self._db: Any = None
+        self._cursor: Any = None
+        self._cursor_of: Any = None  # the connection ``_cursor`` belongs to
         self._rows: dict[str, list[tuple[Any, ...]]] = {}  # table -> rows not yet written
         self._stale: set[str] = set()  # tables holding the previous episode's rows
         self._facts: list[str] = []  # scenario tables not yet written this episode
@@ -152,6 +154,9 @@ class ClarusEnv(EnvBase):
         if self._db is None:
             self._db = new_episode_db()
         db = self._db
+        if self._cursor_of is not db:  # one cursor per connection: ``Connection.execute``
+            self._cursor, self._cursor_of = db.cursor(), db  # builds one per statement
+        cur = self._cursor
         if self._stale and not db.in_transaction:
             self._committed = True  # a reader of env.db committed rows: ROLLBACK won't drop them
         if self._fresh:  # first write of an episode: drop the last one's rows
@@ -159,10 +164,10 @@ class ClarusEnv(EnvBase):
             # template's empty tables: a single ROLLBACK empties them all (run as SQL, a
             # cached statement, where ``Connection.rollback`` prepares one each time)
             if db.in_transaction:
-                db.execute("ROLLBACK")
+                cur.execute("ROLLBACK")
             if self._committed:
                 for table in sorted(self._stale):
-                    db.execute(f"DELETE FROM {table}")
+                    cur.execute(f"DELETE FROM {table}")
                 self._committed = False
             self._stale = set()
             self._fresh = False
@@ -177,9 +182,9 @@ class ClarusEnv(EnvBase):
                         keys = self._expected_keys
                         self._expected_partial = True
                     elif self._expected_partial:  # rewritten whole, in key order
-                        db.execute("DELETE FROM expected")
+                        cur.execute("DELETE FROM expected")
                         self._expected_partial = False
-                insert_rows(db, table, fact_rows(self.scenario, table, keys))  # type: ignore[arg-type]
+                insert_rows(cur, table, fact_rows(self.scenario, table, keys))  # type: ignore[arg-type]
                 if keys is None:
                     self._facts.remove(table)
                 stale.add(table)
@@ -189,12 +194,12 @@ class ClarusEnv(EnvBase):
             if table == "steps":  # recorded with the parameters as given: encoded only here
                 if only is not None and self._lazy_params:
                     self._params.extend((r[2], r[0]) for r in pending)
-                    insert_steps(db, pending, params=False)
+                    insert_steps(cur, pending, params=False)
                 else:
-                    insert_steps(db, [(r[0], r[1], canonical(r[2]), *r[3:]) for r in pending],
+                    insert_steps(cur, [(r[0], r[1], canonical(r[2]), *r[3:]) for r in pending],
                                  params=True)
             else:
-                insert_rows(db, table, pending)
+                insert_rows(cur, table, pending)
             stale.add(table)
         if self._params and only is None:
             db.executemany("UPDATE steps SET params = ? WHERE step = ?",
@@ -253,6 +258,7 @@ class ClarusEnv(EnvBase):
         if self._db is not None:
             self._db.close()
             self._db = None
+        self._cursor = self._cursor_of = None
         self._rows, self._stale, self._facts, self._params = {}, set(), [], []
         self._expected_partial = False
         self._fresh = False  # nothing left to write: env.db is None until a reset

@@ -93,7 +93,8 @@ def _values_sql(table: str, n: int) -> str:
 _SQL: dict[tuple[str, int], str] = {}
 
 
-def insert_rows(db: sqlite3.Connection, table: str, rows: list[tuple[Any, ...]]) -> None:
+def insert_rows(db: sqlite3.Connection | sqlite3.Cursor, table: str,
+                rows: list[tuple[Any, ...]]) -> None:
     """Write ``rows`` in order as multi-row INSERTs: one statement runs many rows for
     roughly the cost of one, where ``executemany`` pays a statement's overhead per row. One
     statement per table (up to 64 rows): a text per row count is compiled once per
@@ -124,7 +125,8 @@ def _steps_sql(n: int, params: bool) -> str:
     return f"INSERT INTO steps VALUES {','.join(rows)}"
 
 
-def insert_steps(db: sqlite3.Connection, rows: list[tuple[Any, ...]], params: bool) -> None:
+def insert_steps(db: sqlite3.Connection | sqlite3.Cursor, rows: list[tuple[Any, ...]],
+                 params: bool) -> None:
     """Write recorded ``steps`` rows in order, with their parameters' JSON (``params``) or
     with NULL there (for grading where no check reads the parameters)."""
     for i in range(0, len(rows), _CHUNK):
