@@ -323,6 +323,17 @@ CLOSE_ROOM = (1_500, 90_000)
 def _room_draw(rng: random.Random) -> int:
     lo, hi = CLOSE_ROOM
     return round(lo * (hi / lo) ** rng.random())
+# a balance brought forward from an earlier statement: none for this share of accounts, else
+# drawn log-uniformly in this range (cents), in every branch alike
+PRIOR_NONE = 0.4
+PRIOR_RANGE = (1_500, 60_000)
+
+
+def _prior_draw(rng: random.Random) -> int:
+    lo, hi = PRIOR_RANGE
+    return round(lo * (hi / lo) ** rng.random())
+
+
 # how much of the statement the patient had paid when they complained (every branch)
 PAY_STATES: tuple[tuple[str, int], ...] = (("none", 3), ("full", 2), ("part", 5))
 # the deductible dollars (beyond a copay that counts toward it and $1) by which an insurer's
@@ -746,21 +757,27 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         stmt_balance = pr_stmt - (checkin if copay_credited else 0)
         if dup_line is not None:
             stmt_balance += dup_line["allowed"] if dup_adjusted else dup_line["billed"]
+    # a balance carried forward from an earlier statement (an older service's share still
+    # owed), drawn alike in every branch: the statement's amount due and the ledger's balance
+    # then say how much is owed on the account, and only this visit's part of it (the amount
+    # due less the balance brought forward) compares with the patient's share
+    prior_bal = 0 if rng.random() < PRIOR_NONE else _prior_draw(rng)
+    due = stmt_balance + prior_bal
     if duplicate_of == "statement_payment":
         paid, pay_state = True, "full"
-    if stmt_balance <= 0:  # nothing to pay on the statement (a copay-only visit)
+    if stmt_balance <= 0:  # nothing to pay for this visit (a copay-only visit)
         paid, pay_state = False, "none"
-    if pay_state == "part" and stmt_balance < 200:
+    if pay_state == "part" and due < 200:
         pay_state = "none"
     if paid:
-        assert stmt_balance > 0
+        assert due > 0
     # a part payment: some of the statement, by card online, the rest still open
-    paid_part = rng.randrange(max(1, stmt_balance * 3 // 10), stmt_balance * 9 // 10) \
+    paid_part = rng.randrange(max(1, due * 3 // 10), due * 9 // 10) \
         if pay_state == "part" else 0
-    paid_amount = stmt_balance if paid else paid_part
-    correct_balance = pr_correct - checkin - paid_amount
+    paid_amount = due if paid else paid_part
+    correct_balance = prior_bal + pr_correct - checkin - paid_amount
     if kind == "duplicate_charge":
-        dup_amount = checkin if duplicate_of == "checkin_copay" else stmt_balance
+        dup_amount = checkin if duplicate_of == "checkin_copay" else due
         correct_balance -= dup_amount
         overcharge = dup_amount
     else:
@@ -771,7 +788,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     else:
         assert overcharge > 0, (kind, overcharge)
 
-    open_balance = stmt_balance - paid_amount
+    # the account's open balance (a credit goes against what is owed on the account)
+    open_balance = due - paid_amount
     accepted_resolutions: list[str]
     # amounts an expert may file besides the overcharge: "resolution:cents"
     amount_alternatives: list[str] = []
@@ -1005,23 +1023,23 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     if paid:
         when = _ts(pay_date, rng)
         if rng.random() < 0.3:  # a first attempt voided and re-run: not an error
-            v = txn("sale", stmt_balance, when - dt.timedelta(minutes=rng.randrange(2, 9)),
+            v = txn("sale", due, when - dt.timedelta(minutes=rng.randrange(2, 9)),
                     f"Online statement payment {claim_id}", status="voided")
-            txn("void", stmt_balance, when - dt.timedelta(minutes=1),
+            txn("void", due, when - dt.timedelta(minutes=1),
                 "Void of duplicate submission", status="approved",
                 original=v["transaction_id"])
-        if duplicate_of is None and stmt_balance >= 4000 and rng.random() < 0.3:
+        if duplicate_of is None and due >= 4000 and rng.random() < 0.3:
             # paid in two parts, days apart: two payments of different amounts, not an error
-            part = rng.randrange(stmt_balance // 4, stmt_balance * 3 // 5)
+            part = rng.randrange(due // 4, due * 3 // 5)
             stmt_txns.append(txn("sale", part, when - dt.timedelta(days=rng.randrange(2, 7)),
                                  f"Online statement payment {claim_id}"))
-            stmt_txns.append(txn("sale", stmt_balance - part, when,
+            stmt_txns.append(txn("sale", due - part, when,
                                  f"Online statement payment {claim_id}"))
         else:
-            stmt_txns.append(txn("sale", stmt_balance, when,
+            stmt_txns.append(txn("sale", due, when,
                                  f"Online statement payment {claim_id}"))
         if duplicate_of == "statement_payment":
-            txn("sale", stmt_balance,
+            txn("sale", due,
                 when + dt.timedelta(seconds=rng.randrange(8, 90)),
                 f"Online statement payment {claim_id}")
     elif paid_part:
@@ -1074,6 +1092,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     # the ledger export covers the plan year, or (any branch) only recent activity
     older_on_ledger = rng.random() < 0.7
+    if prior_bal:  # the export opens with the balance brought forward from before it
+        start = older_dos if older_on_ledger else dos
+        post(start - dt.timedelta(days=rng.randrange(3, 25)), "charge",
+             "Balance forward from prior statement", prior_bal, f"STMT-{_digits(rng, 6)}")
     reposted = rng.choice(lines) if (kind != "duplicate_posting" and rng.random() < 0.25) \
         else None
     if older_on_ledger:
@@ -1103,7 +1125,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         bal += amt if e["type"] == "charge" else -amt
         e["balance_after"] = D(bal)
     ledger_balance = bal
-    assert ledger_balance == stmt_balance - paid_amount, (ledger_balance, stmt_balance)
+    assert ledger_balance == due - paid_amount, (ledger_balance, due)
     ledger = {"patient_id": case_id, "account_id": account, "practice": practice,
               "patient_name": patient, "entries": entries, "balance": D(ledger_balance),
               "as_of": C.iso(today)}
@@ -1125,7 +1147,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "statement_date": C.iso(stmt_date),
         "due_date": C.iso(stmt_date + dt.timedelta(days=30)),
         "date_of_service": C.iso(dos),
-        "balance_due": D(stmt_balance),
+        "previous_balance": D(prior_bal),
+        "balance_due": D(due),
     }
     if share_items is not None:
         statement["patient_share_lines"] = share_items
@@ -1246,7 +1269,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "accepted_resolutions": accepted_resolutions,
         "patient_share_cents": pr_correct,
         "correct_balance_cents": correct_balance,
-        "patient_paid_statement": paid, "statement_balance_cents": stmt_balance,
+        "patient_paid_statement": paid, "statement_balance_cents": due,
         "eob_artifact": ids["eob"], "ledger_artifact": ids["ledger"],
         "plan_artifact": ids["plan"], "provider_artifact": ids["provider"],
         "processor_log_artifact": ids["plog"], "claim_artifact": ids["claim"],
@@ -1273,7 +1296,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "statement_payments": len(stmt_txns), "markup_pct": markup,
         "balance_billing_mode": bb_mode,
         "oop_remaining_before": oop_left, "credit_policy": policy,
-        "open_balance_cents": open_balance,
+        "open_balance_cents": open_balance, "previous_balance_cents": prior_bal,
     }
     return {"case": case, "artifacts": artifacts, "references": references, "counters": [],
             "expected": expected, "variant": variant}

@@ -226,7 +226,11 @@ class HeuristicAgent:
         self_pay = sum(_cents(e.get("amount", "0")) for e in (ledger or {}).get("entries", [])
                        if e.get("type") == "charge" and str(e.get("date", "")) >= dos
                        and not str(e.get("reference", "")).startswith(claim))
-        asked = card + balance - self_pay
+        # a balance brought forward from before the visit is owed for something else
+        before = [e for e in (ledger or {}).get("entries", [])
+                  if str(e.get("date", "")) < dos]
+        carried = _cents(before[-1].get("balance_after", "0")) if before else 0
+        asked = card + balance - self_pay - carried
         if plan is not None:
             specialty = ((prov or {}).get("provider", {}).get("specialty")
                          or "family medicine")
