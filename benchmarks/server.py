@@ -15,6 +15,10 @@ Load mode (``--load``): N concurrent clients (``--clients 1,16,64,256``) each pl
 ``clarus serve`` with 1 worker (in-process store), 1 worker on Redis and 2 workers on Redis
 (a private ``redis-server`` on a free port), and the same load against openenv-core's echo env
 on its own ``create_app`` (an episode there is a reset and as many echo steps as ours has).
+``--instructions`` runs each single-process server under callgrind instead and prints its
+user-space instructions per request over the load (after a warm-up round) and ours/echo: a
+figure the machine's load does not move (the kernel's socket work is not in it; valgrind makes
+the servers ~50x slower, so use few clients: ``--clients 8 --episodes 2``).
 ``--rounds R`` runs every row R times, the servers alternating (A B, B A, ...), and prints the
 median of the rounds' ours/echo ratios: on a machine others are loading, one round's ratio
 swings with their load. Printed per row: episodes/s, steps/s, server CPU per request (the
@@ -418,15 +422,16 @@ def load_run(url: str, pid: int, transport: str, clients: int, episodes: int, ta
             "cpu_us": cpu / requests * 1e6, "client_us": mine / requests * 1e6,
             "load": os.getloadavg()[0], "reset50": q(tally.reset, 50),
             "reset99": q(tally.reset, 99), "step50": q(tally.step, 50),
-            "step99": q(tally.step, 99), "errors": tally.errors}
+            "step99": q(tally.step, 99), "errors": tally.errors, "requests": requests}
 
 
-def _start_cmd(cmd: list[str], url: str, env: dict[str, str] | None = None
-               ) -> subprocess.Popen[bytes]:
+def _start_cmd(cmd: list[str], url: str, env: dict[str, str] | None = None,
+               within_s: float = 90) -> subprocess.Popen[bytes]:
     import httpx
 
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 90
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL if cmd[0] == "valgrind" else None)
+    deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{cmd[:3]} exited with {proc.returncode}")
@@ -438,7 +443,7 @@ def _start_cmd(cmd: list[str], url: str, env: dict[str, str] | None = None
         except httpx.HTTPError:
             time.sleep(0.1)
     stop(proc)
-    raise RuntimeError(f"{cmd[:3]} did not come up within 90 s")
+    raise RuntimeError(f"{cmd[:3]} did not come up within {within_s:g} s")
 
 
 def _redis() -> tuple[subprocess.Popen[bytes] | None, str]:
@@ -452,6 +457,76 @@ def _redis() -> tuple[subprocess.Popen[bytes] | None, str]:
                              "--appendonly", "no"], stdout=subprocess.DEVNULL)
     time.sleep(0.5)
     return proc, f"redis://127.0.0.1:{port}/0"
+
+
+def _callgrind_total(path: Path) -> int:
+    """The instruction total of one callgrind dump."""
+    import re
+
+    text = path.read_text(errors="replace")
+    found = re.search(r"^(?:summary|totals):\s*(\d+)", text, re.M)
+    if found is None:
+        raise RuntimeError(f"no instruction total in {path}")
+    return int(found.group(1))
+
+
+def instructions_main(args: argparse.Namespace,
+                      configs: list[tuple[str, list[str], bool]], cap: str) -> None:
+    """Each single-process server under callgrind: user-space instructions per request over a
+    load run (after a warm-up round), which the machine's load does not change, unlike time.
+    The kernel's socket work, alike for both servers, is not counted."""
+    import shutil
+    import tempfile
+
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("note: --instructions needs valgrind (apt-get install valgrind)")
+        return
+    transports = args.transports.split(",")
+    clients = [int(x) for x in args.clients.split(",")]
+    print(f"server user-space instructions per request (callgrind; {args.episodes} "
+          f"{args.task} episodes per client after a warm-up round)")
+    per: dict[tuple[str, str, int], float] = {}
+    for name, cmd, echo in configs:
+        if "--workers" in cmd:
+            print(f"  {name}: skipped (callgrind follows one process)")
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            port = free_port()
+            url = f"http://127.0.0.1:{port}"
+            exe = cmd if echo else [sys.executable, *cmd]  # the clarus script, by python
+            proc = _start_cmd(["valgrind", "--tool=callgrind", "--dump-instr=no",
+                               f"--callgrind-out-file={tmp}/cg.%p", *exe, "--port", str(port),
+                               *([] if echo else ["--log-level", "warning"])],
+                              url, {**os.environ, "ECHO_MAX_ENVS": cap}, within_s=1800)
+            try:
+                for transport in transports:
+                    for n in clients:
+                        load_run(url, proc.pid, transport, n, 1, args.task, echo)  # warm-up
+                        subprocess.run(["callgrind_control", "-z", str(proc.pid)],
+                                       check=True, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
+                        r = load_run(url, proc.pid, transport, n, args.episodes, args.task,
+                                     echo)
+                        before = set(Path(tmp).glob("cg.*"))
+                        subprocess.run(["callgrind_control", "-d", str(proc.pid)],
+                                       check=True, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
+                        dumps = sorted(set(Path(tmp).glob("cg.*")) - before)
+                        total = sum(_callgrind_total(d) for d in dumps)
+                        per[(name, transport, n)] = total / r["requests"]
+                        print(f"  {name:<24}{transport:<5}N={n:<4} {r['requests']:>7.0f} "
+                              f"requests  {total / r['requests'] / 1e3:>8.0f}k instructions "
+                              f"per request  err {r['errors']:.0f}", flush=True)
+            finally:
+                stop(proc)
+    for name, _, echo in configs:
+        for transport in transports:
+            for n in clients:
+                ref = per.get(("openenv echo", transport, n))
+                mine = per.get((name, transport, n))
+                if not echo and ref and mine:
+                    print(f"  {name} / echo instructions per request ({transport}, N={n}): "
+                          f"{mine / ref:.2f}x (below 1.0: less work per request than echo)")
 
 
 def load_main(args: argparse.Namespace) -> None:
@@ -475,6 +550,13 @@ def load_main(args: argparse.Namespace) -> None:
     if args.servers:  # e.g. "clarus 1 worker,openenv echo"
         wanted = {x.strip() for x in args.servers.split(",")}
         configs = [c for c in configs if c[0] in wanted]
+    if args.instructions:
+        try:
+            instructions_main(args, configs, cap)
+        finally:
+            if redis_proc is not None:
+                stop(redis_proc)
+        return
     results: dict[tuple[str, str, int], list[dict[str, float]]] = {}
     print(f"load: {args.episodes} {args.task} episodes per client; {os.cpu_count()} CPUs; "
           f"{args.rounds} round(s); load average before {os.getloadavg()[0]:.2f}")
@@ -551,6 +633,9 @@ def main() -> None:
     ap.add_argument("--servers", default="", help="load mode: only these rows' servers, "
                     "comma-separated (e.g. 'clarus 1 worker,openenv echo')")
     ap.add_argument("--transports", default="HTTP,WS", help="load mode: HTTP, WS or both")
+    ap.add_argument("--instructions", action="store_true", help="load mode: each "
+                    "single-process server under callgrind, user-space instructions per request "
+                    "(load-independent; slow: try --clients 8 --episodes 2)")
     ap.add_argument("--rounds", type=int, default=1, help="load mode: run every row this many "
                     "times, servers alternating (on a shared machine, read the median ratio)")
     ap.add_argument("--serve", choices=["clarus", "echo"], help=argparse.SUPPRESS)
