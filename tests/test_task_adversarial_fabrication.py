@@ -1179,6 +1179,10 @@ def test_no_action_accepted_where_no_federal_remedy_applies() -> None:
     f = failed(play(s, _edit(_no_action_instead(s), "write_diagnosis",
                              finding="no_violation", responsible_party="none")))
     assert "responsible_party_and_finding" in f
+    # ... and explain the excess: a constant "no_action, $0" answer must not ride the alternative
+    for amount in (None, "0.00", "1.00"):
+        f = failed(play(s, _edit(_no_action_instead(s), "write_diagnosis", amount=amount)))
+        assert f == {"reference_amount"}, (amount, f)
     s = first(lambda x: x["expected"]["resolution_type"] == "nsa_dispute")
     assert s["expected"]["resolution_type_alt"] == "nsa_dispute"
     assert {"resolution_type", "dispute_held"} <= failed(play(s, _no_action_instead(s)))

@@ -37,7 +37,8 @@ What each check tests now (ids kept from the seed):
   one whose violation is recorded but leaves nothing to recover or dispute).
 * ``reference_amount`` — the decision's amount is the excess over the billing party's own
   GFE charges (0 / none for no_action); a diagnosis amount, if given, is the excess or the
-  reference amount.
+  reference amount — and the no_action alternative to a balance correction must state the
+  excess in its diagnosis (the patient is told how far the bill is above the estimate).
 
 "``no_violation``" below means every scenario whose expected decision is ``no_action``
 (nothing filed: the bill is within the estimate, whatever the finding), and a balance-correction
@@ -355,12 +356,17 @@ CHECKS: list[Check] = [
     Check("reference_amount",
           "the decision's amount is the bill's excess over the convening party's own GFE "
           "expected charges, to the cent (none or 0 when nothing is wrong); a diagnosis "
-          "amount, if given, is the excess or the reference amount",
+          "amount, if given, is the excess or the reference amount (the excess, required, "
+          "when no_action is taken instead of a balance correction)",
           f"SELECT COALESCE(COALESCE({DECISION_AMOUNT}, CASE WHEN {EXPECTED_AMOUNT} = 0 "
           f"THEN 0 END) = {EXPECTED_AMOUNT} AND {DECIDED} AND "
-          "(d.amount_cents IS NULL OR d.amount_cents IN (CAST("
+          # explaining a bill instead of asking for its correction still needs the excess
+          # the patient is told about: the no_action alternative's diagnosis states it
+          f"(CASE WHEN {NO_ACTION_ALT} THEN d.amount_cents IS NOT NULL AND d.amount_cents = "
+          f"CAST({E('amount_cents')} AS INTEGER) ELSE "
+          "d.amount_cents IS NULL OR d.amount_cents IN (CAST("
           f"{E('amount_cents')} AS INTEGER), CAST({E('reference_amount_cents')} AS INTEGER), "
-          f"{EXPECTED_AMOUNT})), "
+          f"{EXPECTED_AMOUNT}) END), "
           f"0), CASE WHEN NOT {DECIDED} THEN 'no decision recorded' WHEN {DECISION_AMOUNT} IS "
           "NULL THEN 'decision states no amount' ELSE 'decision amount ' || printf('%.2f', "
           f"{DECISION_AMOUNT} / 100.0) END || CASE WHEN d.amount_cents IS NULL THEN '' ELSE "
