@@ -46,8 +46,9 @@ No shortcut by construction (the red team's attacks, closed):
   its own number, so distractors share the id shape of the case's records.
 * Member states (issue 8: an outcome rests on a relation between fields, never on where one
   value falls): a member is close to the OOP maximum with the same probability
-  (``CLOSE_SHARE``) in every branch but the stale-deductible one (close to the cap the
-  deductible is met), with room left drawn in dollars independently of the claim
+  (``CLOSE_SHARE``) in every branch (close to the cap the plan of record has the deductible
+  met; an insurer's stale deductible total then still shows some left), with room left drawn
+  in dollars independently of the claim
   (``CLOSE_ROOM``) — the cap binds only where that room is short of the claim's share, so an
   ignored cap differs from an honoured one only by room against share. An insurer's stale
   totals (an ignored cap, a deductible applied twice) are themselves ordinary member states,
@@ -425,10 +426,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # A member close to the maximum has room left drawn as one fraction of this claim's share
     # in every branch (``CLOSE_ROOM``): below 1 the cap binds, above it the room only comes
     # near, so how close the member is says nothing alone; only the room against the share
-    # (two records) decides whether the cap binds. A stale deductible total is never near the
-    # cap (near it the deductible is met, and the stale total would have to be met too).
-    close = kind == "oop_max_exceeded" or (
-        kind != "deductible_already_met" and rng.random() < CLOSE_SHARE)
+    # (two records) decides whether the cap binds. A stale deductible total occurs close to
+    # the cap as often (the plan of record has the deductible met there; the insurer's stale
+    # total still shows some left, and its OOP total lags by those dollars, so the cap never
+    # came into its share).
+    close = kind == "oop_max_exceeded" or rng.random() < CLOSE_SHARE
     cap_state = "far" if not close else "close"  # bind or near: decided against the share
     policy = "apply" if rng.random() < 0.5 else "refund"  # what the practice does with credits
 
@@ -549,6 +551,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             stale_draw = min(deductible, counted + 100 + first_allowed // 2)
             top_r = min(stale_draw - counted - 100, first_allowed * 90 // 100)
         remaining = max(0, top_r - round(100 * STALE_LAG_MAX ** rng.random()))
+        if close:  # close to the maximum the plan of record has the deductible met
+            remaining = 0
         ded_state = "met" if remaining == 0 else "partial"
 
     # accumulators: the older claim in this plan year, then other claims, then this one
@@ -629,6 +633,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             room = rng.randrange(lo, max(lo + 1, pr_unc * 85 // 100))
     if close:
         cap_state = "bind" if (room < pr_unc and lo < pr_unc - 1) else "near"
+        if kind == "deductible_already_met":
+            # a stale claims-system total believed the member further from the cap, so the
+            # cap never came into it: the room is above the insurer's share
+            cap_state = "near"
         room = min(max(room, lo), pr_unc - 1) if cap_state == "bind" else room
     oop_bind = cap_state == "bind" and side != "insurer" or kind == "oop_max_exceeded"
     near_cap = cap_state == "near"
