@@ -196,7 +196,12 @@ def amount_cue(view: dict[str, Any]) -> int | None:
 
 def _as_decision(label: tuple[tuple[str, str], ...], view: dict[str, Any] | None = None
                  ) -> dict[str, Any]:
-    return {**dict(label), "amount_cents": amount_cue(view or {})}
+    """The shortcut's answer; a decision to do nothing states nothing owed ($0) — a constant
+    "no_action, $0" answer must be tried, since an accepted no_action alternative could let it
+    pass where a filing was expected."""
+    outcome = dict(label)
+    amount = 0 if outcome.get("resolution_type") == "no_action" else amount_cue(view or {})
+    return {**outcome, "amount_cents": amount}
 
 
 def modal_rule(train: TrainSet) -> Decide:

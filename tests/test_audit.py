@@ -182,12 +182,11 @@ def test_no_hand_written_shortcut_beats_the_modal_share(reports: dict[str, dict[
 
 # The generic random forests over every record value (rf_records: per outcome field, one
 # forest per feature kind, the best by out-of-bag accuracy) still beat the modal share by more
-# than 0.10 in two tasks, by approximating the task's own relations from raw amounts:
-# deductive_liability (finding ~0.62 vs 0.23: the EOB's deductible against the plan's met-to-date
-# total, coinsurance against the allowed amount) and adversarial_fabrication (resolution ~0.57 vs
-# 0.39: the bill against the estimate). abductive_conflict holds the bar since its third round.
-# Strict xfail: each flips to a failure the day a generator change closes it (issue 8).
-FOREST_LEAKS = {"deductive_liability", "adversarial_fabrication"}
+# than 0.10 in deductive_liability, by approximating the task's own relations from raw amounts
+# (the balance due, the plan's met-to-date totals, an EOB line's deductible and coinsurance).
+# adversarial_fabrication holds the bar since issue 8's fourth round, abductive_conflict since
+# its third. Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
+FOREST_LEAKS = {"deductive_liability"}
 
 
 @pytest.mark.slow
