@@ -5,8 +5,9 @@ task's SQL checks over that database. Rows are buffered per table and written in
 when the database is read, in the order they were recorded, so the database read is the one
 a write-through log would hold: the steps cost no SQL statement each, and only the tables
 written are emptied for the next episode. Grading writes only the tables the task's checks
-name (a table no check reads, and a step's JSON parameters where no check reads ``steps``,
-are never built); anyone reading ``env.db`` gets every table. Rewards
+name, and in them only the columns the checks name (``episode_db.graded_columns``: the rest
+NULL, e.g. a step's JSON parameters or a message's body); anyone reading ``env.db`` gets
+every table with every column filled in. Rewards
 follow the seed's table, with each positive shaping reward paid at most once per kind, so
 repeating an action never pays.
 """
@@ -23,6 +24,9 @@ from .episode_db import (
     TABLES,
     canonical,
     fact_rows,
+    fill_columns,
+    graded_columns,
+    insert_columns,
     insert_rows,
     insert_steps,
     new_episode_db,
@@ -122,10 +126,11 @@ class ClarusEnv(EnvBase):
         self._cooldowns = self.task.cooldowns
         self._budget = self.task.api_call_budget
         self._graded = graded_tables(self.task.checks)
-        # no check reads a step's parameters: grading writes the steps without their JSON,
-        # which is filled in (``_params``) only for a reader of env.db
-        self._lazy_params = not any(re.search(r"\bparams\b", c.sql) for c in self.task.checks)
-        self._params: list[tuple[dict[str, Any], int]] = []  # (parameters, step) to encode
+        # grading writes only the columns some check names (the rest NULL: a step's JSON
+        # parameters, message bodies, ...); ``_unwritten`` holds those rows whole, (table,
+        # rows, rowids), until a reader of env.db has them filled in
+        self._keep = graded_columns([c.sql for c in self.task.checks])
+        self._unwritten: list[tuple[str, list[tuple[Any, ...]], list[int]]] = []
         # likewise the expected rows no check reads: written, in key order with the others,
         # for a reader of env.db (``_expected_partial``: only the graded ones are in)
         self._expected_keys = graded_expected_keys(self.task.checks)
@@ -134,7 +139,7 @@ class ClarusEnv(EnvBase):
     @property
     def db(self) -> Any:
         """The episode's SQLite connection, with every recorded row written."""
-        if self._rows or self._facts or self._fresh or self._params:
+        if self._rows or self._facts or self._fresh or self._unwritten:
             self._write()
         return self._db
 
@@ -184,27 +189,36 @@ class ClarusEnv(EnvBase):
                     elif self._expected_partial:  # rewritten whole, in key order
                         cur.execute("DELETE FROM expected")
                         self._expected_partial = False
-                insert_rows(cur, table, fact_rows(self.scenario, table, keys))  # type: ignore[arg-type]
+                facts = fact_rows(self.scenario, table, keys)  # type: ignore[arg-type]
+                keep = self._keep.get(table) if only is not None else None
+                if keep is None:
+                    insert_rows(cur, table, facts)
+                else:
+                    self._unwritten.append((table, facts, insert_columns(cur, table, facts, keep)))
                 if keys is None:
                     self._facts.remove(table)
                 stale.add(table)
         rows = self._rows
         for table in [t for t in rows if only is None or t in only]:
             pending = rows.pop(table)
-            if table == "steps":  # recorded with the parameters as given: encoded only here
-                if only is not None and self._lazy_params:
-                    self._params.extend((r[2], r[0]) for r in pending)
-                    insert_steps(cur, pending, params=False)
-                else:
-                    insert_steps(cur, [(r[0], r[1], canonical(r[2]), *r[3:]) for r in pending],
-                                 params=True)
+            keep = self._keep.get(table) if only is not None else None
+            if table == "steps" and (keep is None or 2 in keep):
+                # recorded with the parameters as given: JSON-encoded only when written
+                pending = [(r[0], r[1], canonical(r[2]), *r[3:]) for r in pending]
+            if keep is not None:
+                self._unwritten.append((table, pending,
+                                        insert_columns(cur, table, pending, keep)))
+            elif table == "steps":
+                insert_steps(cur, pending)
             else:
                 insert_rows(cur, table, pending)
             stale.add(table)
-        if self._params and only is None:
-            db.executemany("UPDATE steps SET params = ? WHERE step = ?",
-                           [(canonical(params), step) for params, step in self._params])
-            self._params = []
+        if self._unwritten and only is None:
+            for table, full, rowids in self._unwritten:
+                if table == "steps" and 2 not in self._keep[table]:
+                    full = [(r[0], r[1], canonical(r[2]), *r[3:]) for r in full]
+                fill_columns(cur, table, full, rowids, self._keep[table])
+            self._unwritten = []
 
     # -- episode lifecycle ----------------------------------------------------------------
     def reset(self, seed: int | None = None, *, scenario: dict[str, Any] | None = None
@@ -213,7 +227,7 @@ class ClarusEnv(EnvBase):
         scenario = self._begin(seed, scenario)
         self._rows = {}  # a fresh, empty episode database on the same connection, once read
         self._facts = list(FACT_TABLES)
-        self._params = []
+        self._unwritten = []
         self._expected_partial = False
         self._fresh = True
         case = scenario["case"]
@@ -260,7 +274,7 @@ class ClarusEnv(EnvBase):
             self._db.close()
             self._db = None
         self._cursor = self._cursor_of = None
-        self._rows, self._stale, self._facts, self._params = {}, set(), [], []
+        self._rows, self._stale, self._facts, self._unwritten = {}, set(), [], []
         self._expected_partial = False
         self._fresh = False  # nothing left to write: env.db is None until a reset
 

@@ -7,6 +7,7 @@ and copied with SQLite's backup API, which is far cheaper than re-running DDL ea
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from typing import Any
 
@@ -90,7 +91,7 @@ def _values_sql(table: str, n: int) -> str:
     return f"{_VERB.get(table, 'INSERT')} INTO {table} VALUES {','.join([row] * n)}"
 
 
-_SQL: dict[tuple[str, int], str] = {}
+_SQL: dict[tuple[Any, ...], str] = {}
 
 
 def insert_rows(db: sqlite3.Connection | sqlite3.Cursor, table: str,
@@ -114,31 +115,96 @@ def insert_rows(db: sqlite3.Connection | sqlite3.Cursor, table: str,
 # authenticated, api_call). ``ok`` is always ``error IS NULL`` and ``api_call`` always 1, so
 # SQL derives them from one bound ``error`` (numbered parameters let a row use it twice):
 # each bound value costs Python's sqlite3 ~0.1-0.3 µs, a None the most
-def _steps_sql(n: int, params: bool) -> str:
-    width = 6 if params else 5
+def _steps_sql(n: int) -> str:
     rows = []
     for j in range(n):
-        a = j * width
-        p = f"?{a + 3}" if params else "NULL"
-        e = a + 4 if params else a + 3
-        rows.append(f"(?{a + 1},?{a + 2},{p},?{e} IS NULL,?{e},?{e + 1},?{e + 2},1)")
+        a = j * 6
+        rows.append(f"(?{a + 1},?{a + 2},?{a + 3},?{a + 4} IS NULL,?{a + 4},?{a + 5},?{a + 6},1)")
     return f"INSERT INTO steps VALUES {','.join(rows)}"
 
 
-def insert_steps(db: sqlite3.Connection | sqlite3.Cursor, rows: list[tuple[Any, ...]],
-                 params: bool) -> None:
-    """Write recorded ``steps`` rows in order, with their parameters' JSON (``params``) or
-    with NULL there (for grading where no check reads the parameters)."""
+def insert_steps(db: sqlite3.Connection | sqlite3.Cursor, rows: list[tuple[Any, ...]]) -> None:
+    """Write recorded ``steps`` rows (parameters already JSON) in order."""
     for i in range(0, len(rows), _CHUNK):
         chunk = rows[i:i + _CHUNK]
-        key = ("steps" if params else "steps-no-params", len(chunk))
+        key = ("steps", len(chunk))
         sql = _SQL.get(key)
         if sql is None:
-            sql = _SQL[key] = _steps_sql(len(chunk), params)
-        if params:
-            db.execute(sql, [v for r in chunk for v in (r[0], r[1], r[2], r[4], r[5], r[6])])
-        else:
-            db.execute(sql, [v for r in chunk for v in (r[0], r[1], r[4], r[5], r[6])])
+            sql = _SQL[key] = _steps_sql(len(chunk))
+        db.execute(sql, [v for r in chunk for v in (r[0], r[1], r[2], r[4], r[5], r[6])])
+
+
+# -- grading writes only the columns some check names ---------------------------------------
+COLUMN_NAMES = {line.split("(")[0].split()[-1]:
+                tuple(c.split()[0] for c in line.split("(", 1)[1].rsplit(")", 1)[0].split(","))
+                for line in " ".join(SCHEMA.split()).replace("; ", ";\n").splitlines()
+                if line.startswith("CREATE TABLE")}
+# written whole: keyed tables without rowid (``expected``, ``counters``) and ``state``,
+# whose INSERT OR REPLACE may replace a row (a rowid-addressed fill-in needs plain inserts)
+_WHOLE = frozenset(t for t in COLUMN_NAMES if t in _VERB or
+                   re.search(rf"CREATE TABLE {t}\([^;]*\) WITHOUT ROWID", SCHEMA))
+# SQL that may read a row's columns without naming them: then every column is written
+_UNNAMED = re.compile(r"\b(UNION|EXCEPT|INTERSECT|NATURAL)\b|DISTINCT\s+\*|\w\.\*|"
+                      r"\b(ORDER|GROUP)\s+BY\s+\d", re.IGNORECASE)
+_STAR = re.compile(r"SELECT\s+\*", re.IGNORECASE)
+# ``SELECT *`` from one table (then that table is written whole); any other is _UNNAMED
+_STAR_FROM = re.compile(r"SELECT\s+\*\s+FROM\s+(\w+)(?:\s+(?:AS\s+)?\w+)?\s*"
+                        r"(?:WHERE\b|LIMIT\b|ORDER\b|\)|$)", re.IGNORECASE)
+
+
+def graded_columns(sqls: list[str]) -> dict[str, tuple[int, ...]]:
+    """table -> the positions of the columns the checks ``sqls`` name, for every table where
+    grading may leave the other columns NULL (filled in for a reader of the database).
+
+    Binding a value is most of what a row costs Python's sqlite3, and many columns are never
+    graded (message bodies, lookups' codes, steps' rewards, artifacts' types). A column is
+    read when its name appears as a word in any check; a table read by ``SELECT * FROM
+    table`` keeps every column, as does every table when a check could reach columns
+    unnamed any other way (``t.*``, ``SELECT *`` over a join or subquery, set operations,
+    NATURAL joins, ``DISTINCT *``, ``ORDER/GROUP BY <n>``)."""
+    text = " ".join(sqls)
+    starred = [m.group(1) for m in _STAR_FROM.finditer(text)]
+    if _UNNAMED.search(text) or len(starred) != len(_STAR.findall(text)):
+        return {}
+    plan: dict[str, tuple[int, ...]] = {}
+    for table, names in COLUMN_NAMES.items():
+        if table in _WHOLE or table in starred:
+            continue
+        keep = tuple(i for i, name in enumerate(names)
+                     if i == 0 or re.search(rf"\b{name}\b", text))
+        if len(keep) < len(names):
+            plan[table] = keep
+    return plan
+
+
+def insert_columns(db: sqlite3.Cursor, table: str, rows: list[tuple[Any, ...]],
+                   keep: tuple[int, ...]) -> list[int]:
+    """Write ``rows`` with only the columns at ``keep`` (NULL in the others); the rowids
+    they got, in order (a multi-row INSERT numbers its rows consecutively)."""
+    rowids: list[int] = []
+    width = len(COLUMN_NAMES[table])
+    for i in range(0, len(rows), _CHUNK):
+        chunk = rows[i:i + _CHUNK]
+        key = (table, keep, len(chunk))
+        sql = _SQL.get(key)
+        if sql is None:
+            row = f"({','.join('?' if j in keep else 'NULL' for j in range(width))})"
+            sql = _SQL[key] = f"INSERT INTO {table} VALUES {','.join([row] * len(chunk))}"
+        db.execute(sql, [r[j] for r in chunk for j in keep])
+        last = db.lastrowid
+        rowids.extend(range(last - len(chunk) + 1, last + 1))
+    return rowids
+
+
+def fill_columns(db: sqlite3.Cursor, table: str, rows: list[tuple[Any, ...]],
+                 rowids: list[int], keep: tuple[int, ...]) -> None:
+    """Write the columns ``insert_columns`` left NULL: the rows become what a whole-row
+    INSERT would have written."""
+    names = COLUMN_NAMES[table]
+    rest = [j for j in range(len(names)) if j not in keep]
+    sets = ", ".join(f"{names[j]} = ?" for j in rest)
+    db.executemany(f"UPDATE {table} SET {sets} WHERE rowid = ?",
+                   [(*[r[j] for j in rest], rowid) for r, rowid in zip(rows, rowids, strict=True)])
 
 
 def clear(db: sqlite3.Connection) -> None:

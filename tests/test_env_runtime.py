@@ -323,11 +323,52 @@ def test_steps_graded_without_their_json_get_it_before_anyone_reads_them(
         _play(e, copy.deepcopy(SCENARIO))
         envs.append(e)
     lazy, eager = envs
-    assert lazy._lazy_params and not eager._lazy_params
+    assert 2 not in lazy._keep["steps"] and 2 in eager._keep["steps"]  # 2: params
     assert lazy.state["score"] == eager.state["score"] == pytest.approx((5 + 0.5) / 6)
-    assert "steps" not in lazy._rows and lazy._params  # written for the grade, JSON pending
+    assert "steps" not in lazy._rows  # written for the grade, the JSON pending
+    assert lazy._db.execute("SELECT COUNT(*) FROM steps WHERE params IS NULL").fetchone()[0] > 0
     assert _tables(lazy) == _tables(eager)
-    assert _tables(lazy)["steps"][1][2] == '{"claim_id": "C1"}' and not lazy._params
+    assert _tables(lazy)["steps"][1][2] == '{"claim_id": "C1"}' and not lazy._unwritten
+
+
+def test_grading_writes_named_columns_and_a_reader_gets_whole_rows(env: ClarusEnv) -> None:
+    """The toy checks count ``auth`` rows but name none of its columns, so grading writes
+    the step alone (NULL patient id and ok); a reader of ``env.db`` then finds the rows a
+    mid-episode reader (whose writes are always whole) finds."""
+    assert env._keep["auth"] == (0,)
+    _play(env, SCENARIO)
+    assert env._db.execute("SELECT * FROM auth").fetchall() == [(1, None, None)]
+    whole = ClarusEnv("toy_task")
+    _play(whole, SCENARIO, last_step=1)
+    whole.db  # noqa: B018 - a read mid-episode writes every column
+    for a in [act("fetch_claim_record", claim_id="C1"), act("fetch_eob", claim_id="C9"),
+              act("fetch_eob", claim_id="C9"),
+              act("write_diagnosis", responsible_party="payment_processor",
+                  finding="duplicate_charge", amount="30.00",
+                  cited_artifacts=["CLM-1", "EOB-9"]),
+              act("draft_resolution", resolution_type="refund_request", amount="30.00",
+                  cited_artifacts=["CLM-1"]),
+              act("submit_resolution"),
+              act("reject_counter_argument", counter_id="CTR-1", cited_artifacts=["CLM-1"]),
+              act("write_audit_entry", summary="done")]:
+        whole.step(a)
+        whole.db  # noqa: B018
+    whole.step(act("close_case"))
+    assert _tables(env) == _tables(whole)
+    assert _tables(env)["auth"] == [(1, "CLR-7-TOY", 1)] and not env._unwritten
+
+
+def test_graded_columns_keep_every_column_a_check_could_reach_unnamed() -> None:
+    from clarus_env.episode_db import COLUMN_NAMES, graded_columns
+
+    plan = graded_columns(["SELECT EXISTS(SELECT 1 FROM messages WHERE recipient='patient')"])
+    assert [COLUMN_NAMES["messages"][i] for i in plan["messages"]] == ["step", "recipient"]
+    assert "expected" not in plan and "state" not in plan and "counters" not in plan
+    assert "messages" not in graded_columns(["SELECT (SELECT * FROM messages LIMIT 1)"])
+    assert graded_columns(["SELECT m.* FROM messages m"]) == {}
+    assert graded_columns(["SELECT (SELECT * FROM audit, messages WHERE 1)"]) == {}
+    assert graded_columns(["SELECT step FROM audit UNION SELECT step FROM messages"]) == {}
+    assert graded_columns(["SELECT step FROM audit ORDER BY 1"]) == {}
 
 
 def test_expected_rows_no_check_reads_are_written_only_for_a_reader(monkeypatch) -> None:  # noqa: ANN001
