@@ -528,20 +528,22 @@ STATUS_WORDS = tuple(sorted({w for table in (STATUS, STATUS_NEW, STATUS_FOLLOW_U
                              for ws in table.values() for w in ws}, key=len, reverse=True))
 
 
-_STATUS_WORDS: dict[tuple[str, bool, bool, bool, bool], tuple[str, ...]] = {}
+_STATUS_WORDS: dict[tuple[str, bool, bool, bool, bool, bool], tuple[str, ...]] = {}
 
 
 def status_suffix(rng: random.Random, kind: str, *, new_today: bool = False,
                   follow_up: bool = False, treated: bool = False,
-                  codes: tuple[str, ...] | list[str] = ()) -> str:
+                  codes: tuple[str, ...] | list[str] = (), acuity_unsaid: bool = False) -> str:
     """The words that say how a problem stands (the MDM problem element), or '' -- only words
     the visit and the condition allow: "new" only for a problem that is new today, "improving"
     only at a follow-up, "on current regimen"/"despite treatment" only for a treated chronic
-    condition, "at goal" only where a measured target exists."""
+    condition, "at goal" only where a measured target exists, and never "acute" where the
+    diagnosis is coded as not stated acute (``acuity_unsaid``: "bronchitis" is J40 only while
+    nothing in the note calls it acute)."""
     if kind not in STATUS:
         return ""
     measured = treated and starts(codes, MEASURED)
-    key = (kind, new_today, follow_up, treated, measured)
+    key = (kind, new_today, follow_up, treated, measured, acuity_unsaid)
     words = _STATUS_WORDS.get(key)
     if words is None:
         words = list(STATUS[kind])
@@ -553,6 +555,8 @@ def status_suffix(rng: random.Random, kind: str, *, new_today: bool = False,
             words += STATUS_TREATED.get(kind, ())
         if measured:
             words += STATUS_MEASURED.get(kind, ())
+        if acuity_unsaid:
+            words = [w for w in words if "acute" not in w]
         words = _STATUS_WORDS[key] = tuple(words)
     rand = rng.random
     word = words[int(rand() * len(words))]

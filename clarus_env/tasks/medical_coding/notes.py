@@ -1011,7 +1011,8 @@ def _build_note(
                 new_today=n == 0 and not follow_cc and kind != "chronic",
                 follow_up=(n == 0 and follow_cc) or i.seventh == "D",
                 treated=kind == "chronic" and not i.cond["id"].startswith("t2:"),
-                codes=i.codes)
+                codes=i.codes,
+                acuity_unsaid=i.synonym in i.cond.get("synonym_codes", ()))
             if i.counted and kind != "symptom"
             else ""
         )

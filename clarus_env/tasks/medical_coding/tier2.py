@@ -208,6 +208,9 @@ _AGE_RANGES = (
     (("M05", "M06"), (18, 94)), (("M89.1", "M89.1"), (2, 17)), (("N83.0", "N83.1"), (13, 50)),
     (("M48.1", "M48.1"), (40, 94)), (("M47", "M47"), (30, 94)), (("M15", "M19"), (30, 94)),
     (("I65", "I67"), (30, 94)), (("I70", "I70"), (30, 94)),
+    # substance use, eating disorders and abuse of non-dependence-producing substances: an
+    # adolescent or adult's diagnoses (a young child's eating disorder is F98.2-)
+    (("F10", "F19"), (13, 94)), (("F50", "F50"), (10, 94)), (("F55", "F55"), (13, 94)),
 )
 
 
@@ -294,8 +297,8 @@ _ACUTE_TERMS = re.compile(
     r"prostatitis|orchitis|epididymitis|vaginitis|vulvitis|cervicitis|endometritis|"
     r"pyelonephritis|optic neuritis|papillitis|phlebitis|thrombophlebitis|inflammation|"
     r"contact dermatitis|diaper dermatitis|dermatitis due to|urticaria|erythema multiforme|"
-    r"sunburn|miliaria|impetigo|paronychia|pyoderma(?! gangrenosum)|hyphema|hemorrhage|"
-    r"hematoma|bleeding|epistaxis|tear|rupture|dislocation|sprain|foreign body|calculus|"
+    r"sunburn|(?<!apocrine )miliaria|impetigo|paronychia|pyoderma(?! gangrenosum)|hyphema|"
+    r"hemorrhage|hematoma|bleeding|epistaxis|tear|rupture|dislocation|sprain|foreign body|calculus|"
     r"fissure|impaction|retention|otalgia|otorrhagia|effusion|fever|febrile|syncope|"
     r"hypotension|pneumothorax|postprocedural|malfunction|complication|dilatation of stomach|"
     r"ischemia|hypopyon|\w*cyclitis|\w*neuritis|keratoconjunctivitis|periostitis|otorrhea|"
