@@ -192,14 +192,19 @@ ERROR_SIDE = {"copay_not_credited": "provider", "duplicate_charge": "provider",
 FINDINGS = ("copay_not_credited", "duplicate_charge", "duplicate_posting",
             "coinsurance_on_billed", "deductible_already_met", "balance_billing",
             "oop_max_exceeded", "no_error")
+# both policies allocate payments oldest first, so a part payment clears a balance brought
+# forward before this visit's charges: the visit's own open part is min(its amount due, the
+# account's open balance), and a correction of this visit's overstatement is covered exactly
+# where the account's open balance covers it (its overstatement never exceeds its amount due)
 FINANCIAL_POLICY = {
     "apply": "Billing questions, balance corrections and refund requests are accepted within "
-             "180 days of the statement date. Overpayments and duplicate payments are first "
-             "applied to any open balance on the account; only a remaining credit is refunded "
-             "to the original card.",
+             "180 days of the statement date. Payments are applied to the oldest open charges "
+             "first. Overpayments and duplicate payments are first applied to any open balance "
+             "on the account; only a remaining credit is refunded to the original card.",
     "refund": "Billing questions, balance corrections and refund requests are accepted within "
-              "180 days of the statement date. Overpayments and duplicate payments are refunded "
-              "to the original card; they are not applied to other balances on the account.",
+              "180 days of the statement date. Payments are applied to the oldest open charges "
+              "first. Overpayments and duplicate payments are refunded to the original card; "
+              "they are not applied to other balances on the account.",
 }
 COMPLAINTS = (
     "I'm not sure the charges for {visit} add up.",
