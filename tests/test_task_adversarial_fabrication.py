@@ -775,20 +775,56 @@ def test_local_dates_matter() -> None:
 
 
 def test_bill_within_the_estimate_in_every_timing() -> None:
-    """A bill within the estimate comes with every GFE timing, so it says nothing about the
+    """A bill within the estimate comes with every GFE timing, so it does not settle the
     timing; with a late or backdated GFE the violation is recorded (the convener is named)
-    and nothing is filed."""
-    seen = Counter()
+    and nothing is filed. It is rarer after a failed GFE (20%) than after a timely one (40%),
+    which keeps "late, no_action, $0" from being a winning constant answer."""
+    seen: Counter[str] = Counter()
+    by_timing: Counter[str] = Counter()
     for seed in range(1000, 2200):
         s = scenario(seed)
         v, exp = s["variant"], s["expected"]
+        by_timing[v["timing"]] += 1
         if v["within_estimate"]:
             seen[v["timing"]] += 1
             assert exp["resolution_type"] == "no_action" and exp["amount_cents"] == 0
             if v["timing"] != "timely":
                 assert exp["finding"] != "no_violation"
                 assert exp["responsible_party"] == v["scheduler"]
-    assert min(seen.values()) >= 0.25 * sum(seen.values()), seen
+    assert min(seen.values()) >= 0.15 * sum(seen.values()), seen
+    share = {t: seen[t] / by_timing[t] for t in by_timing}
+    assert 0.33 <= share["timely"] <= 0.47, share
+    assert all(0.14 <= share[t] <= 0.26 for t in share if t != "timely"), share
+
+
+def _constant_no_action_passes(split_seeds: list[int] | range) -> dict[tuple[str, str], float]:
+    """The share of scenarios in which each constant "finding, party, no_action, $0" answer
+    is right, counting every accepted alternative (finding_alts, responsible_party_alt,
+    resolution_type_alt — which for no_action also needs the excess stated, so a $0 answer
+    rides it only where the bill is within the estimate)."""
+    passes: Counter[tuple[str, str]] = Counter()
+    n = 0
+    for seed in split_seeds:
+        exp = scenario(seed)["expected"]
+        n += 1
+        if exp["resolution_type"] != "no_action" or exp["amount_cents"] != 0:
+            continue
+        for finding in {exp["finding"], *exp["finding_alts"]}:
+            for party in {exp["responsible_party"], exp["responsible_party_alt"]}:
+                passes[(finding, party)] += 1
+    return {k: v / n for k, v in passes.items()}
+
+
+@pytest.mark.parametrize("split_seeds", [range(1000, 2200), DEV, TEST],
+                         ids=["train", "dev", "test"])
+def test_no_constant_no_action_answer_passes_often(split_seeds: list[int] | range) -> None:
+    """No constant "no_action, $0" answer is right in much more than the most common whole
+    answer's share (at one within-the-estimate share for every timing, "late, the scheduler,
+    no_action, $0" was right in 22% of test, the most common whole answer in 12%)."""
+    passes = _constant_no_action_passes(split_seeds)
+    assert max(passes.values()) <= 0.16, sorted(passes.items(), key=lambda kv: -kv[1])[:3]
+    late = max(v for (f, _), v in passes.items() if f == "gfe_issued_after_deadline")
+    assert late <= 0.13, late
 
 
 def test_ledger_and_distractors_do_not_date_the_booking_or_name_the_party() -> None:
@@ -1374,8 +1410,12 @@ def test_no_single_amount_code_or_note_tells_the_resolution() -> None:
     bill is within the estimate or above it (train seeds): a pricing draw is kept only when
     every excess window is reachable from it, and a change goes either way. (Before, a forest
     read the resolution off the multiple: 150% in 3% of bills within the estimate, 26% of bills
-    $400+ above it.)"""
-    feats: dict[str, dict[bool, Counter[Any]]] = {}
+    $400+ above it.) Each feature's distance between the two groups is measured against the
+    distance the same feature shows between random groups of the same sizes (the mean over
+    label shuffles): with fewer bills within the estimate (issue 8, round 6) a 17-package
+    distribution differs by chance alone by about 0.10 (0.04 on 6,000 seeds), while the
+    multiple leak above stood 0.2 over chance."""
+    rows: list[tuple[bool, dict[str, Any]]] = []
     for seed in range(1000, 2200):
         s = scenario(seed)
         exp, v, arts = s["expected"], s["variant"], _arts(s)
@@ -1387,10 +1427,21 @@ def test_no_single_amount_code_or_note_tells_the_resolution() -> None:
                "lines": len(claim["lines"]),
                "note": next(n for n in prv["notes"] if n.startswith("Operative")),
                "estimate_band": min(size.bit_length(), 20)}
-        for k, val in row.items():
-            feats.setdefault(k, {True: Counter(), False: Counter()})[above][val] += 1
-    for k, by in feats.items():
-        assert _tv(by[True], by[False]) < 0.12, (k, by)
+        rows.append((above, row))
+
+    def distance(labels: list[bool], k: str) -> float:
+        by: dict[bool, Counter[Any]] = {True: Counter(), False: Counter()}
+        for lab, (_, row) in zip(labels, rows, strict=True):
+            by[lab][row[k]] += 1
+        return _tv(by[True], by[False])
+
+    labels = [above for above, _ in rows]
+    rng = random.Random(0)
+    shuffles = [rng.sample(labels, len(labels)) for _ in range(40)]
+    for k in rows[0][1]:
+        chance = statistics.mean(distance(sh, k) for sh in shuffles)
+        observed = distance(labels, k)
+        assert observed - chance < 0.06, (k, observed, chance)
 
 
 def test_changes_go_either_way_in_every_branch() -> None:

@@ -22,8 +22,11 @@ The answer follows from the records the agent fetches and from nothing else:
   hour gives the local date; only the facility's zone does. A backdated GFE's provider story
   (booking date, GFE date) is drawn exactly as a timely one's; only the processor log's
   authorization dates the real booking (the ledger posts the deposit on the date of service).
-* **The bill against the estimate**, drawn independently of the timing: above the billing
-  party's own section, or within it (about 42% in every timing). The service, locality,
+* **The bill against the estimate**: above the billing party's own section, or within it
+  (40% of timely GFEs, 20% of late or backdated ones: with one share for every timing the
+  constant answer "late, no_action, $0" was right in over a fifth of scenarios, above the
+  most common whole answer; every timing still comes with bills of every kind, and the
+  amounts are drawn alike whatever the share). The service, locality,
   self-pay multiple and the other parties' sections are kept only when every excess window
   is reachable from them, whichever the branch wants, and a changed service goes either way
   (needed unplanned, or planned and not needed) at the same rate in every branch: no single
@@ -150,12 +153,21 @@ EXCESS_WINDOWS = {"within": (-10**9, 0), "under": (4_000, THRESHOLD_CENTS - 1),
                   "over": (THRESHOLD_CENTS, MAX_EXCESS)}
 LATE_WEEKEND = 0.16  # late GFEs delivered on the weekend after the deadline
 EHR_STATES_PRINTED = 0.15  # a late GFE's EHR counter states its printed date (else later)
-WITHIN_ESTIMATE = 0.42  # bills within the convener's expected charges, in every branch
-# A bill above the estimate: under $400 above it below 0.36, else $400+ with the 120-day
+# Bills within the biller's own expected charges: less often after a late or backdated GFE
+# than after a timely one. At one share in every timing (42%) the constant answer "late, the
+# scheduler, no_action, $0" was right wherever a failed GFE met a bill within the estimate
+# (22% of test, above the most common whole answer): at these shares no constant answer is
+# right in more than about 15% of scenarios (no_violation itself is 36% x 40%). Only the
+# branch probabilities differ: the amounts are drawn alike, so within/above is still told
+# only by the bill minus the biller's own section.
+WITHIN_ESTIMATE = {"timely": 0.40, "failed": 0.20}
+# A bill above the estimate: under $400 above it below UNDER_BELOW, else $400+ with the 120-day
 # window open below OVER_OPEN_BELOW and closed above it (about 45% of the $400+ bills: the
 # day the deadline lookup is read on against the statement's receipt, not the size of the
-# excess, decides between a dispute and a correction)
-OVER_OPEN_BELOW = 0.71
+# excess, decides between a dispute and a correction). Set so that balance_correction, the
+# most common resolution once fewer bills fall within the estimate, stays under half.
+UNDER_BELOW = 0.30
+OVER_OPEN_BELOW = 0.68
 FINDINGS = ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
             "billed_above_gfe", "no_violation")
 BUSINESS_DAYS = ("Monday-Friday excluding federal holidays (practice policy; 45 CFR 149.610 "
@@ -587,16 +599,16 @@ def _deposit(rng: random.Random, own_cents: int) -> int:
 def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     """Compile one scenario (pure: all randomness from ``rng``)."""
     # Branches first, so their frequencies do not depend on what the data draws consumed.
-    # The bill against the estimate is drawn independently of the GFE's timing: a late or
-    # backdated GFE can come with a bill within the estimate (a violation with nothing to
-    # recover), so "the bill is within the estimate" says nothing about the timing.
+    # The bill against the estimate is drawn after the GFE's timing (WITHIN_ESTIMATE): a late
+    # or backdated GFE can come with a bill within the estimate (a violation with nothing to
+    # recover), so "the bill is within the estimate" does not settle the timing.
     r = rng.random()
     timing = ("dated_before_scheduling" if r < 0.32 else
               "issued_after_deadline" if r < 0.64 else "timely")
-    within = rng.random() < WITHIN_ESTIMATE
+    within = rng.random() < WITHIN_ESTIMATE["timely" if timing == "timely" else "failed"]
     no_violation = within and timing == "timely"
     r = rng.random()
-    amount_branch = ("within" if within else "under" if r < 0.36 else
+    amount_branch = ("within" if within else "under" if r < UNDER_BELOW else
                      "over_open" if r < OVER_OPEN_BELOW else "over_closed")
     delivery_in = "processor_log" if rng.random() < 0.34 else "facility_record"
     near_threshold = rng.random() < 0.5
