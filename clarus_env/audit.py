@@ -211,13 +211,23 @@ def modal_rule(train: TrainSet) -> Decide:
 
 def always_rules(train: TrainSet) -> dict[str, Decide]:
     """One rule per finding value: always answer that finding (with its most common party,
-    resolution and reason on train)."""
+    resolution and reason on train) — and, where that answer files something, the same finding
+    and party with no filing (``always_<finding>_no_action``, stating $0): a constant "nothing to
+    file" answer can ride an accepted no_action alternative that train's most common answer
+    never shows."""
     by_finding: dict[str, list[Any]] = defaultdict(list)
+    resolutions = {dict(lab).get("resolution_type") for lab in train.labels}
     for lab in train.labels:
         by_finding[dict(lab).get("finding", "")].append(lab)
-    modal = {f: _modal(labs) for f, labs in sorted(by_finding.items())}
-    return {f"always_{f}": (lambda view, lab=lab: _as_decision(lab, view))
-            for f, lab in modal.items()}
+    rules: dict[str, Decide] = {}
+    for f, labs in sorted(by_finding.items()):
+        lab = _modal(labs)
+        rules[f"always_{f}"] = lambda view, lab=lab: _as_decision(lab, view)
+        if "no_action" in resolutions and dict(lab).get("resolution_type") != "no_action":
+            quiet = tuple((k, "no_action" if k == "resolution_type" else
+                           "none" if k == "appeal_reason" else v) for k, v in lab)
+            rules[f"always_{f}_no_action"] = lambda view, lab=quiet: _as_decision(lab, view)
+    return rules
 
 
 def complaint_rule(train: TrainSet) -> Decide:

@@ -173,7 +173,8 @@ def _failing(scenario: dict[str, Any]) -> dict[str, tuple[list[dict[str, Any]], 
         "cites_ncci_lookup": (edit(o, "write_diagnosis", cited_artifacts=[
             e["claim_record_id"], e["eob_id"], e["provider_record_id"]]), False),
         "trap_premature_legitimate_denial": (trap, False),
-        "responsible_party": (edit(o, "write_diagnosis", responsible_party=wrong_party), False),
+        "responsible_party_and_finding": (edit(o, "write_diagnosis",
+                                               responsible_party=wrong_party), False),
         "resolution_type": (edit(o, "draft_resolution", resolution_type=wrong_type), False),
         "appeal_reason": ((edit(o, "draft_resolution", appeal_reason="medical_necessity")
                            if e["appeal_reason"] != "none" else
@@ -301,7 +302,7 @@ def test_trap_does_not_reward_the_wrong_conclusion(dev: list[dict[str, Any]],
     o = edit(o, "draft_resolution", resolution_type="no_action", appeal_reason=None)
     result = passed(play(env, scenario, o))
     assert result["trap_premature_legitimate_denial"]
-    assert not result["responsible_party"] and not result["resolution_type"]
+    assert not result["responsible_party_and_finding"] and not result["resolution_type"]
     assert not result["appeal_reason"]
 
 
@@ -515,7 +516,7 @@ def test_citation_precision_defeats_citing_everything(dev: list[dict[str, Any]],
 
 
 def test_the_first_filing_is_what_counts(dev: list[dict[str, Any]], env: ClarusEnv) -> None:
-    outcome = ("responsible_party", "resolution_type", "appeal_reason")
+    outcome = ("responsible_party_and_finding", "resolution_type", "appeal_reason")
     for branch in ("b", "a1m", "c", "d"):
         s = by_branch(dev, branch)
         e = s["expected"]
@@ -530,7 +531,7 @@ def test_the_first_filing_is_what_counts(dev: list[dict[str, Any]], env: ClarusE
             if a["action_type"] == "write_diagnosis":
                 a["parameters"]["responsible_party"] = wrong_party
         late += [copy.deepcopy(dx)] + o[sub + 1:]
-        assert not passed(play(env, s, late))["responsible_party"], branch
+        assert not passed(play(env, s, late))["responsible_party_and_finding"], branch
         # the right diagnosis filed on, a wrong one written afterwards: still right
         flip = copy.deepcopy(dx)
         flip["parameters"]["responsible_party"] = wrong_party
@@ -1081,3 +1082,18 @@ def test_many_lesions_are_not_measured_at_one_point(fresh: list[dict[str, Any]])
                     hits += 1
                     assert "one of them" in where, note
     assert hits > 0
+
+
+def test_the_finding_is_graded_not_only_the_filing(dev: list[dict[str, Any]],
+                                                  env: ClarusEnv) -> None:
+    """A legitimate denial diagnosed as a missing modifier (or an ignored bypass) and then left
+    alone files the right nothing, but its diagnosis is wrong: the outcome check fails it (a
+    constant "missing_modifier, provider, no_action" answer passed every legitimate denial)."""
+    s = by_branch(dev, "a1n")
+    o = oracle(s)
+    assert all(passed(play(env, s, o)).values())
+    for wrong in ("missing_modifier", "modifier_bypass_ignored", "no_active_edit"):
+        result = passed(play(env, s, edit(o, "write_diagnosis", finding=wrong,
+                                          responsible_party="provider")))
+        assert not result["responsible_party_and_finding"], wrong
+        assert result["resolution_type"] and result["appeal_reason"], wrong

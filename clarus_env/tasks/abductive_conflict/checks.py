@@ -11,11 +11,11 @@ the provider record; it cites the NCCI lookup for the pair.
 
 outcome (4), graded on the answer in force at the first filing (a later re-diagnosis or
 re-filing never counts): TRAP (``legitimate_denial`` concluded before the NCCI edit and the
-provider record were read); the responsible party of that diagnosis (for a legitimate CO
-denial ``none`` or ``provider``, since the provider writes the line off); the resolution type of
-the first submission; the reason the first submission states (an appeal's ground, or the
-missing modifier a corrected claim adds) — or, where nothing is due, no appeal filed at all
-and the patient told why.
+provider record were read); the finding and the responsible party of that diagnosis (for a
+legitimate CO denial ``none`` or ``provider``, since the provider writes the line off); the
+resolution type of the first submission; the reason the first submission states (an appeal's
+ground, or the missing modifier a corrected claim adds) — or, where nothing is due, no appeal
+filed at all and the patient told why.
 
 hygiene (1): no compliance violation.
 
@@ -223,13 +223,17 @@ CHECKS: list[Check] = [
     Check("trap_premature_legitimate_denial",
           "TRAP: legitimate_denial was not concluded before the NCCI edit and the provider "
           "record (modifier documentation) were read", TRAP_SQL, family="outcome"),
-    Check("responsible_party", "the diagnosis the first filing rests on names the right "
-          "responsible party (a legitimate CO denial: none, or the provider who writes the "
-          "line off)",
-          f"SELECT COALESCE((SELECT r.responsible_party IN ({_exp('responsible_party')}, "
-          f"{_exp('responsible_party_alt')}) FROM {DX_AT_FILING} r), 0), "
-          f"COALESCE((SELECT 'responsible_party recorded: ' || "
-          f"COALESCE(r.responsible_party, 'null') FROM {DX_AT_FILING} r), 'nothing recorded')",
+    # the finding is graded with the party: "missing_modifier" filed as no action is not the
+    # diagnosis of a legitimate denial, even where the filing happens to be right
+    Check("responsible_party_and_finding", "the diagnosis the first filing rests on names the "
+          "right finding and responsible party (a legitimate CO denial: none, or the provider "
+          "who writes the line off)",
+          f"SELECT COALESCE((SELECT r.finding = {_exp('finding')} AND r.responsible_party IN "
+          f"({_exp('responsible_party')}, {_exp('responsible_party_alt')}) FROM "
+          f"{DX_AT_FILING} r), 0), "
+          f"COALESCE((SELECT 'finding recorded: ' || COALESCE(r.finding, 'null') || "
+          f"'; responsible_party recorded: ' || COALESCE(r.responsible_party, 'null') "
+          f"FROM {DX_AT_FILING} r), 'nothing recorded')",
           family="outcome"),
     _outcome("resolution_type", "the first submitted resolution has the right type",
              FIRST_SUBMISSION, "resolution_type", "resolution_type"),
