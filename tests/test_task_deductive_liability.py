@@ -668,10 +668,12 @@ def test_member_states_are_drawn_alike_across_findings(train: list) -> None:
     often as any member (the plan of record then has the deductible met). A far member has
     thousands of dollars of room."""
     close = collections.defaultdict(list)
+    carried = collections.defaultdict(list)
     pay = collections.defaultdict(collections.Counter)
     for sc in train:
         v = sc["variant"]
         close[v["kind"]].append(v["oop_remaining_before"] < 150_000)
+        carried[v["kind"]].append(v["previous_balance_cents"] > 0)
         pay[v["kind"]][v["payment_state"]] += 1
     rate = {k: sum(x) / len(x) for k, x in close.items()}
     assert rate["oop_max_exceeded"] == 1
@@ -681,6 +683,10 @@ def test_member_states_are_drawn_alike_across_findings(train: list) -> None:
     for state in ("none", "part", "full"):
         shares = [pay[k][state] / sum(pay[k].values()) for k in pay]
         assert max(shares) - min(shares) < 0.15, (state, dict(pay))
+    # a balance brought forward from an earlier statement, as often whatever the finding
+    fwd = [sum(x) / len(x) for x in carried.values()]
+    assert max(fwd) - min(fwd) < 0.15, fwd
+    assert abs(statistics.mean(fwd) - (1 - G.PRIOR_NONE)) < 0.05, fwd
 
 
 def test_a_practices_overstatement_is_filed_against_the_open_balance(
