@@ -68,3 +68,16 @@ def test_scar_and_pregnancy_rows_leave_no_second_reading() -> None:
     rows = {c["id"]: c for c in json.loads(CATALOG.read_text())["conditions"]}
     assert not any("hypertrophic" in s for s in rows["scar_forehead"]["synonyms"])
     assert "sx_nausea_vomiting" not in rows["normal_pregnancy"].get("integral", [])
+
+
+def test_tier2_rheumatoid_arthritis_never_beside_the_catalogs() -> None:
+    """Coder review round 6: a tier-2 M05.312 (rheumatoid heart disease with RA) beside the
+    catalog's M06.9 coded one disease twice; M05/M06/M08 join the catalog's ``ra`` group."""
+    assert "ra" in tier2.clash_groups("M05.312") and "ra" in tier2.clash_groups("M08.00")
+    assert tier2.clash_groups("M10.9") == [] and tier2.clash_groups("L97.109") == ["dm"]
+    for seed in range(400):
+        for case in compile_scenario("medical_coding", 920_000 + seed)["cases"]:
+            exp = case["expected"]
+            codes = [exp["primary_icd10"], *exp["secondary_icd10s"]]
+            ra = [c for c in codes if c.startswith(("M05", "M06", "M08"))]
+            assert len(ra) <= 1, (seed, codes)

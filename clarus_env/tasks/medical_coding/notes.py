@@ -1909,8 +1909,9 @@ def _t2_condition_uncached(entry: dict[str, Any], phrases: list[str]) -> dict[st
         "rule": "tier 2: code found from the tabular (title or inclusion term)",
         "sex": entry["sex"],
         "age": entry["age"],
-        # a code the 'with' convention joins to diabetes clashes with every diabetes row
-        "groups": [f"t2:{code}", "dm"] if tier2.diabetes_linked(code) else [f"t2:{code}"],
+        # a code the 'with' convention joins to diabetes clashes with every diabetes row, and
+        # one coding a catalog row's disease (M05 beside the catalog's M06.9) with that row
+        "groups": [f"t2:{code}", *tier2.clash_groups(code)],
         "problem": entry["kind"],
         "complaints": [],
     }

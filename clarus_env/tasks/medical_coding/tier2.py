@@ -443,6 +443,19 @@ def diabetes_linked(code: str) -> bool:
     return code.startswith(DIABETES_WITH)
 
 
+# tier-2 categories that code a disease a catalog row also codes, by that row's clash group:
+# rheumatoid arthritis with rheumatoid factor (M05), other (M06) and juvenile (M08) are one
+# disease, so a tier-2 M05.312 beside the catalog's M06.9 would code it twice
+SAME_DISEASE = (("ra", ("M05", "M06", "M08")),)
+
+
+def clash_groups(code: str) -> list[str]:
+    """The catalog clash groups a tier-2 code joins: ``dm`` for a code the diabetes 'with'
+    convention links, and the group of a catalog row coding the same disease."""
+    out = ["dm"] if diabetes_linked(code) else []
+    return out + [group for group, prefixes in SAME_DISEASE if code.startswith(prefixes)]
+
+
 def _xml_path() -> Path:
     found = sorted(RAW_TABULAR.glob("icd10c*-tabular-*.xml")) if RAW_TABULAR.is_dir() else []
     if not found:
