@@ -161,13 +161,19 @@ EHR_STATES_PRINTED = 0.15  # a late GFE's EHR counter states its printed date (e
 # branch probabilities differ: the amounts are drawn alike, so within/above is still told
 # only by the bill minus the biller's own section.
 WITHIN_ESTIMATE = {"timely": 0.40, "failed": 0.20}
-# A bill above the estimate: under $400 above it below UNDER_BELOW, else $400+ with the 120-day
-# window open below OVER_OPEN_BELOW and closed above it (about 45% of the $400+ bills: the
-# day the deadline lookup is read on against the statement's receipt, not the size of the
-# excess, decides between a dispute and a correction). Set so that balance_correction, the
-# most common resolution once fewer bills fall within the estimate, stays under half.
-UNDER_BELOW = 0.30
-OVER_OPEN_BELOW = 0.68
+# A bill above the estimate, by the GFE's timing: under $400 above it below UNDER_BELOW, else
+# $400+ with the 120-day window open below OVER_OPEN_BELOW and closed above it (the day the
+# deadline lookup is read on against the statement's receipt, not the size of the excess,
+# decides between a dispute and a correction). After a late or backdated GFE a PPDR-eligible
+# excess ($400+, window open) also accepts billed_above_gfe naming the biller — an answer an
+# agent gives without dating the booking — so it is drawn rarer there (about a tenth of all
+# scenarios; at one set of shares for every timing it was 15% of dev / 23% of test, and the
+# bill-minus-estimate agent without the processor log got within 0.22 of the full heuristic's
+# outcome); a timely GFE's excess is more often PPDR-eligible, so balance_correction, the
+# most common resolution, stays under half. Only the branch probabilities differ: the amounts
+# of each window are drawn alike in every timing.
+UNDER_BELOW = {"timely": 0.10, "failed": 0.40}
+OVER_OPEN_BELOW = {"timely": 0.85, "failed": 0.62}
 FINDINGS = ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
             "billed_above_gfe", "no_violation")
 BUSINESS_DAYS = ("Monday-Friday excluding federal holidays (practice policy; 45 CFR 149.610 "
@@ -608,8 +614,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     within = rng.random() < WITHIN_ESTIMATE["timely" if timing == "timely" else "failed"]
     no_violation = within and timing == "timely"
     r = rng.random()
-    amount_branch = ("within" if within else "under" if r < UNDER_BELOW else
-                     "over_open" if r < OVER_OPEN_BELOW else "over_closed")
+    timing_kind = "timely" if timing == "timely" else "failed"
+    amount_branch = ("within" if within else "under" if r < UNDER_BELOW[timing_kind] else
+                     "over_open" if r < OVER_OPEN_BELOW[timing_kind] else "over_closed")
     delivery_in = "processor_log" if rng.random() < 0.34 else "facility_record"
     near_threshold = rng.random() < 0.5
     want_change = rng.random() < 0.6
