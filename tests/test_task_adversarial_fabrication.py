@@ -1303,6 +1303,28 @@ def test_late_or_backdated_with_a_ppdr_excess_also_accepts_billed_above_gfe() ->
         task().oracle(s), "write_diagnosis", finding="no_violation")))
 
 
+@pytest.mark.parametrize("split_seeds", [range(1000, 2200), DEV, TEST],
+                         ids=["train", "dev", "test"])
+def test_a_timing_blind_reading_rarely_passes(split_seeds: list[int] | range) -> None:
+    """An agent that cannot date the booking (no processor log) answers from the bill minus
+    the biller's section alone: billed_above_gfe naming the biller when the bill is above it,
+    no_violation when within. After a late or backdated GFE that is accepted only with a
+    PPDR-eligible excess, drawn rarer there (at one set of amount shares for every timing it
+    was accepted in 15% of dev / 23% of test, and the timing-blind finding in over half)."""
+    n = alt = blind = 0
+    for seed in split_seeds:
+        exp = scenario(seed)["expected"]
+        n += 1
+        alt += "billed_above_gfe" in exp["finding_alts"]
+        above = exp["resolution_type"] != "no_action"  # no_action: within the estimate
+        finding = "billed_above_gfe" if above else "no_violation"
+        party = exp["biller"] if above else "none"
+        blind += (finding in {exp["finding"], *exp["finding_alts"]}
+                  and party in {exp["responsible_party"], exp["responsible_party_alt"]})
+    assert 0.05 <= alt / n <= 0.13, alt / n
+    assert blind / n <= 0.50, blind / n
+
+
 def test_ppdr_window_boundary_is_not_over_sampled() -> None:
     """The bill's age: the window's last open day (120) and first closed day (121) are no
     likelier than their neighbours (a boundary case is a test, not a habit). Measured on
