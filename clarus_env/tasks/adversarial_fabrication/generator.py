@@ -62,7 +62,10 @@ The answer follows from the records the agent fetches and from nothing else:
   their neighbours, and a mailed bill is often read when its window is open only counted from
   receipt, not from the statement's date) → ``nsa_dispute`` of the excess (with a late or
   backdated GFE the PPDR-eligible excess makes ``billed_above_gfe`` naming the biller an
-  accepted finding too); a smaller excess or a closed window → ``balance_correction`` of the excess;
+  accepted finding too, an answer given without dating the booking, so after a late or
+  backdated GFE a bill above the estimate is drawn under $400 above it or after the window
+  more often than after a timely one — the amounts of each window drawn alike); a smaller
+  excess or a closed window → ``balance_correction`` of the excess;
   a bill within the estimate → ``no_action`` (no dispute: the decision is a no_action draft or
   a no_action submission).
 * **Counter-arguments** (after a filing): the same three kinds and wording templates in every
