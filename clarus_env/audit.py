@@ -498,6 +498,27 @@ class RediagnoseAfterCounters:
         return self.inner.act(observation)
 
 
+def PartialReasoner(heuristic: Any, hidden: frozenset[str],  # noqa: N802 - a factory
+                    table: dict[str, Any]) -> Any:
+    """The heuristic with the task's key record hidden, doing the part of the task it still
+    can (the filing: in adversarial_fabrication the bill against the estimate and the window),
+    then answering the finding and party most common on train for that filing — the
+    "half the reasoning plus a correlation" agent. Where the filing predicts the finding, it
+    wins without the evidence the finding is about."""
+    agent = heuristic(hide=hidden)
+    inner = agent.own_decision
+
+    def own_decision() -> dict[str, Any]:
+        decision = dict(inner())
+        label = table.get(decision.get("resolution_type"))
+        if label is not None:
+            decision.update((k, v) for k, v in label if k in ("finding", "responsible_party"))
+        return decision
+
+    agent.own_decision = own_decision
+    return agent
+
+
 class DoNothing:
     """Closes the case at once: the floor the ABC paper found passing 38% of a benchmark."""
 
@@ -587,6 +608,13 @@ def shortcut_agents(task: str, train: TrainSet) -> dict[str, Callable[[], Any]]:
     forest = forest_rule(train)
     if forest is not None:
         out["rf_records"] = lambda: H(decide=forest)
+    if hasattr(H, "own_decision") and ABLATIONS.get(task):
+        hidden = frozenset(ABLATIONS[task][0])
+        by_filing: dict[str, list[Any]] = defaultdict(list)
+        for lab in train.labels:
+            by_filing[dict(lab).get("resolution_type", "")].append(lab)
+        table = {k: _modal(v) for k, v in by_filing.items()}
+        out["partial_" + "+".join(sorted(hidden))] = lambda: PartialReasoner(H, hidden, table)
     counters = counter_rules(train)
     if counters is not None:
         rediagnose, respond = counters
@@ -733,7 +761,8 @@ def audit_task(task: str, split: str, *, limit: int | None = None,
         "pass_rate": max((r["pass_rate"] for r in rows if r["kind"] != "reference"),
                          default=0.0),
         "outcome_accuracy": max((r["outcome_accuracy"] for r in shortcuts), default=0.0),
-        "field_accuracy": {f: max((r["field_accuracy"][f] for r in shortcuts), default=0.0)
+        "field_accuracy": {f: max((r["field_accuracy"][f] for r in shortcuts
+                                   if f in judged_fields(r["agent"], [f])), default=0.0)
                            for f in fields},
     }
     return {"task": task, "split": split, "scenarios": len(split_seeds),
@@ -779,6 +808,12 @@ FIELD_SLACK = 0.10  # a shortcut may beat a field's modal share by at most this 
 PASS_SLACK = 0.05  # and pass at most the most common whole answer's share plus this much
 
 
+def judged_fields(agent: str, fields: list[str]) -> list[str]:
+    """The outcome fields a shortcut is held to: all of them, except the filing a partial
+    reasoner works out itself (it is the reasoning half of that agent, not a shortcut)."""
+    return [f for f in fields if not (agent.startswith("partial_") and f == "resolution_type")]
+
+
 def verdict(report: dict[str, Any]) -> str:
     """Whether the task holds the shortcut bar, and every shortcut that breaks it: a reader
     should not have to compare columns to see a leak."""
@@ -793,7 +828,7 @@ def verdict(report: dict[str, Any]) -> str:
             breaks.append(f"{r['agent']} pass {r['pass_rate']:.3f} > {cap:.3f}")
         if r["kind"] != "shortcut":
             continue
-        for f in report["fields"]:
+        for f in judged_fields(r["agent"], report["fields"]):
             bar = report["modal_share"][f]["share"] + FIELD_SLACK
             if r["field_accuracy"][f] > bar:
                 breaks.append(f"{r['agent']} {short[f]} {r['field_accuracy'][f]:.3f} > "

@@ -23,6 +23,7 @@ from clarus_env.audit import (
     audit_task,
     claim_key,
     format_audit,
+    judged_fields,
     label_of,
     play,
     tokens,
@@ -147,8 +148,23 @@ def reports() -> dict[str, dict[str, Any]]:
     return {task: audit_task(task, "test") for task in BILLING_TASKS}
 
 
+# The partial reasoner (`partial_<record>`: the heuristic without the task's key record doing the
+# part it still can — in adversarial_fabrication the bill against the estimate and the window —
+# then answering the finding and party most common on train for that filing) wins
+# adversarial_fabrication without dating the booking: a balance correction follows a late or
+# backdated GFE in ~88% of scenarios, a dispute a timely one in ~60% (the price of keeping the
+# constant no_action answer, the PPDR-eligible alternative and the resolution shares in bounds;
+# issue 8). Strict xfail: it flips to a failure the day a generator change closes it.
+PARTIAL_LEAKS = {"adversarial_fabrication"}
+
+
+def _known(leaks: set[str]) -> list[Any]:
+    return [pytest.param(t, marks=pytest.mark.xfail(strict=True, reason="known leak, issue 8"))
+            if t in leaks else t for t in BILLING_TASKS]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("task", BILLING_TASKS)
+@pytest.mark.parametrize("task", _known(PARTIAL_LEAKS))
 def test_no_shortcut_passes_more_than_its_class(reports: dict[str, dict[str, Any]], task: str
                                                 ) -> None:
     rep = reports[task]
@@ -167,16 +183,14 @@ NB_LEAKS: set[str] = set()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task", [
-    pytest.param(t, marks=pytest.mark.xfail(strict=True, reason="known surface leak, issue 8"))
-    if t in NB_LEAKS else t for t in BILLING_TASKS])
+@pytest.mark.parametrize("task", _known(NB_LEAKS | PARTIAL_LEAKS))
 def test_no_hand_written_shortcut_beats_the_modal_share(reports: dict[str, dict[str, Any]],
                                                         task: str) -> None:
     rep = reports[task]
     text = format_audit(rep)
     rows = [r for r in rep["agents"] if r["kind"] == "shortcut" and r["agent"] != "rf_records"]
     for f in rep["fields"]:
-        top = max(r["field_accuracy"][f] for r in rows)
+        top = max(r["field_accuracy"][f] for r in rows if f in judged_fields(r["agent"], [f]))
         assert top <= rep["modal_share"][f]["share"] + 0.10, (f, text)
 
 
@@ -274,3 +288,22 @@ def test_the_verdict_names_every_shortcut_that_breaks_the_bar() -> None:
     assert "fine" not in text and "oracle" not in text
     report["agents"] = report["agents"][2:]
     assert verdict(report).startswith("shortcut bar held")
+
+
+def test_partial_reasoner_keeps_its_filing_and_takes_the_finding_from_the_table() -> None:
+    from clarus_env.audit import PartialReasoner, heuristic_class
+
+    task = "adversarial_fabrication"
+    H = heuristic_class(task)  # noqa: N806 - a class
+    table = {r: (("finding", "no_violation"), ("responsible_party", "patient"),
+                 ("resolution_type", r)) for r in ("no_action", "nsa_dispute",
+                                                   "balance_correction")}
+    env = make(task, split="dev")
+    seed = 50000
+    play(env, PartialReasoner(H, frozenset({"processor_log"}), table), seed)
+    got = answered(env)
+    alone = H(hide=frozenset({"processor_log"}))
+    play(env, alone, seed)
+    assert got["finding"] == "no_violation" and got["responsible_party"] == "patient"
+    assert got["resolution_type"] == answered(env)["resolution_type"]  # its own filing
+    assert judged_fields("partial_processor_log", ["finding", "resolution_type"]) == ["finding"]
