@@ -1097,3 +1097,74 @@ def test_the_finding_is_graded_not_only_the_filing(dev: list[dict[str, Any]],
                                           responsible_party="provider")))
         assert not result["responsible_party_and_finding"], wrong
         assert result["resolution_type"] and result["appeal_reason"], wrong
+
+
+# -- billing review round 2 ----------------------------------------------------------------
+# the NCCI-associated modifiers (NCCI Policy Manual ch. I), anatomic ones included
+NCCI_ASSOCIATED = frozenset({"25", "59", "XE", "XP", "XS", "XU", "FA", "TA", "LT", "RT",
+                             "LC", "LD", "RC", "LM", "RI", *(f"E{i}" for i in range(1, 5)),
+                             *(f"F{i}" for i in range(1, 10)), *(f"T{i}" for i in range(1, 10))})
+NAIL_COUNT = re.compile(r"debridement of (\d+|one) mycotic toenail")
+
+
+def test_avulsion_beside_debridement_is_one_nail(dev: list[dict[str, Any]],
+                                                 test_split: list[dict[str, Any]]) -> None:
+    """An avulsion (11730) covers every service to that nail only (CMS article A52998): a
+    debridement of other nails beside it is a separate structure and stays payable. So the
+    debridement beside an avulsion names one nail — the avulsed one when not distinct, which
+    makes the denial right — and no split holds an avulsion with a 6+ nail code, whose
+    "same nail" denial could never be right."""
+    for s in dev + test_split:
+        assert set(s["variant"]["pair"].split("/")) != {"11730", "11721"}, s["seed"]
+    for k in range(400):
+        distinct = k % 2 == 0
+        story = gen._story_proc("11730", "11720", distinct, k % 4 < 2, random.Random(k))
+        note = story["notes"]["11720"]
+        assert NAIL_COUNT.search(note.lower()).group(1) == "one", note
+        site = re.search(r"avulsion of the nail plate, ([a-z ]+),", story["notes"]["11730"]
+                         .lower()).group(1)
+        assert (f"the {site} nail" in note.lower()) is not distinct, (note, site)
+
+
+def test_plan_lists_the_anatomic_bypass_modifiers(dev: list[dict[str, Any]],
+                                                  test_split: list[dict[str, Any]]) -> None:
+    """CMS counts anatomic modifiers (RT/LT, TA-T9, FA-F9, ...) as NCCI-associated (NCCI
+    Policy Manual ch. I), and the key appeals a claim whose only bypass is anatomic: the
+    plan's own claim-editing clause must name every bypass modifier a claim carries, or a
+    reader following the plan would ask for a corrected claim instead."""
+    seen = set()
+    for s in dev + test_split:
+        plan = next(a for a in s["artifacts"] if a["type"] == "plan_document"
+                    and not a["distractor"])["data"]["claim_editing"]
+        listed = set(re.findall(r"\b[A-Z0-9]{2}\b", plan))
+        for head, lo, hi in re.findall(r"\b([A-Z])(\d)-[A-Z](\d)\b", plan):  # "T1-T9"
+            listed |= {f"{head}{i}" for i in range(int(lo), int(hi) + 1)}
+        claim = next(a for a in s["artifacts"] if a["type"] == "claim_record"
+                     and not a["distractor"])["data"]
+        for line in claim["lines"]:
+            for m in set(line["modifiers"]) & NCCI_ASSOCIATED:
+                seen.add(m)
+                assert m in listed, (s["seed"], m)
+    assert seen & set(gen.SIDE_FLIP), seen  # the scan met anatomic-only bypasses
+
+
+def test_one_joint_is_injected_once(dev: list[dict[str, Any]],
+                                    test_split: list[dict[str, Any]]) -> None:
+    """No clinician injects one joint twice in a session, with and without guidance: when
+    the lines are not distinct, both point at the one (guided) injection the chart holds."""
+    met = 0
+    for s in dev + test_split:
+        v = s["variant"]
+        codes = v["pair"].split("/")
+        if v["family"] != "proc" or not all(cat.PROCS[c].role == "inject" for c in codes):
+            continue
+        notes = [n.split(": ", 1)[1] for n in _notes(s).values()]
+        if not v["distinct_documented"]:
+            met += 1
+            assert notes[0] == notes[1] and "ultrasound" in notes[0], (s["seed"], notes)
+    for guided, plain in (("20604", "20600"), ("20606", "20605"), ("20611", "20610")):
+        for k in range(60):
+            story = gen._story_proc(guided, plain, k % 2 == 0, k % 4 < 2, random.Random(k))
+            same = story["notes"][guided] == story["notes"][plain]
+            assert same is (k % 2 == 1), story["notes"]
+    assert met > 0

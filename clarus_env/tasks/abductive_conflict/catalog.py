@@ -156,6 +156,12 @@ COUNTS = {"17110": (1, 14), "17111": (15, 20), "17004": (15, 22), "20552": (1, 2
 # same-class pairs whose codes are defined by a total: the parts must add up inside the
 # paid (column 1) code's range, so the column 1 code alone is the correct coding
 TOTALS = {("12002", "12001"): 7.5, ("12013", "12011"): 5.0, ("11721", "11720"): 10}
+# an avulsion covers every service to *that* nail only (CMS article A52998): debriding any
+# other nail beside it is a separate structure and payable with XS/59 or a toe modifier, so
+# beside an avulsion the debridement is of one nail, whose site alone decides the story
+ONE_NAIL = frozenset(("11730",))
+# a single-nail debridement read as one nail, not "1 mycotic toenail(s) including ..."
+ONE_NAIL_TEXT = "debridement of one mycotic toenail, the {site} nail"
 
 # a simple repair closing a biopsy or excision wound has the length that wound needs: a
 # biopsy or a small excision closes within 12001 (<= 2.5 cm), a 1.1-2.0 cm excision within

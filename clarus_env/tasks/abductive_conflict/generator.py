@@ -423,6 +423,14 @@ def _contested(fam: str, c1: str, c2: str, status: str) -> bool:
             or bool({c1, c2} & set(cat.SITE_DECIDED)))
 
 
+def _one_nail_ok(pair: tuple[str, str]) -> bool:
+    """An avulsion beside a debridement code of 6+ nails has no same-nail (not distinct)
+    story: the avulsion covers only its own nail (CMS article A52998), so the other 5+ nails
+    are separate structures and the denial would never be legitimate."""
+    return not any(a in cat.ONE_NAIL and cat.COUNTS.get(b, (1, 1))[0] > 1
+                   for a, b in (pair, pair[::-1]))
+
+
 def _build_pools(ref: Any) -> dict[str, dict[str, dict[str, list[tuple[str, str]]]]]:
     """pools[split][family][status] -> [(column 1, column 2)], from the bundle's PtP table."""
     for dx in cat.ALL_DX:  # fail loudly if a catalog diagnosis is not billable here
@@ -456,6 +464,8 @@ def _build_pools(ref: Any) -> dict[str, dict[str, dict[str, list[tuple[str, str]
         for status, found in by_status.items():
             found.sort(key=lambda p: _sha(f"{TASK}:pair:{p[0]}/{p[1]}"))
             for i, pair in enumerate(found):
+                if not _one_nail_ok(pair):  # dropped after the split draw, so every other
+                    continue  # pair keeps its split
                 pools[pair_split(i)][fam][status].append(pair)
     return pools
 
@@ -748,8 +758,9 @@ def billed_cents(fee: int, markup_pct: int) -> int:
 CLAIM_EDITING = ("Bundling edits: this plan applies the CMS NCCI practitioner procedure-to-"
                  "procedure edits as loaded in its claims system (NCCI release 2024 Q3, "
                  "effective 2024-07-01; the same table the NCCI lookup shows) and no "
-                 "proprietary bundling edits. Modifiers 59, XE, XP, XS, XU and 25 bypass an "
-                 "edit with modifier indicator 1 when the records support them.")
+                 "proprietary bundling edits. Modifiers 59, XE, XP, XS, XU and 25, and the "
+                 "anatomic modifiers E1-E4, FA, F1-F9, TA, T1-T9, LT, RT, LC, LD, RC, LM and "
+                 "RI, bypass an edit with modifier indicator 1 when the records support them.")
 
 
 # -- stories ----------------------------------------------------------------------------------
@@ -906,6 +917,8 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     meas = {paid: _measure(paid, (paid, denied), rng)}
     meas[denied] = _measure(denied, (paid, denied), rng,
                             meas[paid].get("size", meas[paid].get("n", 0)))
+    if {paid, denied} & cat.ONE_NAIL and "11720" in (paid, denied):
+        meas["11720"]["n"] = 1  # only the avulsed (or the other toe's) nail, never several
     sites: dict[str, str] = {}
     sides: dict[str, str] = {}
     dxs: dict[str, str] = {}
@@ -998,10 +1011,18 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             other = order[0] if code == order[1] else order[1]
             d = lines[other]["dx"] if other in lines else "M79.2"
         n = meas[code].get("n", 1)
+        if code == "11720" and n == 1:
+            proc = cat.Proc(proc.kind, proc.role, proc.lay, cat.ONE_NAIL_TEXT)
         text = proc.text.format(site=where.get(code, sites[code]),
                                 size=meas[code].get("size", ""), n=n)
         notes[code] = text[0].upper() + text[1:] + "."
         lines[code] = {"dx": d, "mods": []}
+    guided = [c for c in order if "ultrasound" in p[c].text]
+    if (not distinct and p[paid].role == p[denied].role == "inject"
+            and p[paid].kind == p[denied].kind and len(guided) == 1):
+        # no one injects a joint twice in a session, with and without guidance: the chart
+        # holds one (guided) injection, and both lines point at that one note
+        notes[order[1] if guided[0] == order[0] else order[0]] = notes[guided[0]]
     for code in (paid, denied):
         lines[code]["ptr"] = [dx.ptr(lines[code]["dx"])]
     if not distinct and listed_dx:
