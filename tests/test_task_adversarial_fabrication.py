@@ -827,6 +827,54 @@ def test_no_constant_no_action_answer_passes_often(split_seeds: list[int] | rang
     assert late <= 0.13, late
 
 
+def _expected_prior(v: dict[str, Any], pkg: dict[str, Any]) -> str:
+    """The earlier service the biller bills, typed in from the coding rules: a hospital
+    outpatient department its G0463 clinic visit, an ASC a covered procedure, an independent
+    sleep center a test, a practice (or imaging center, an x-ray) the package's own."""
+    if v["facility_priced"] and v["setting"] == "hopd":
+        return "G0463"
+    if v["facility_priced"]:
+        return {"colonoscopy": "45330", "egd": "45330", "knee_arthroscopy": "20610",
+                "carpal_tunnel": "20526", "septoplasty": "31231", "cataract": "66821",
+                "hernia": "10060"}[pkg["key"]]
+    if v["setting"] == "sleep":
+        return "95806"
+    return str(pkg["prior"])
+
+
+OFFICE_EM = {f"992{n:02d}" for n in range(2, 16)}
+
+
+def test_no_facility_bills_or_collects_an_office_visit() -> None:
+    """Issue 8 review: an ASC is paid only for covered surgical procedures and a hospital
+    outpatient department bills its clinic visit as G0463 (the physician group bills the
+    9920x), so no record a facility owns bills an office E/M visit 99202-99215, and no
+    processor log, whoever took the payment, calls it an "Office payment"."""
+    kinds: Counter[str] = Counter()
+    for seed in range(3000, 3400):
+        s = scenario(seed)
+        exp, arts = s["expected"], _arts(s)
+        prv = arts[exp["provider_record_id"]]
+        kind = {sec["name"]: sec["type"] for sec in prv["gfe"]["providers"]}
+        biller = arts[exp["claim_record_id"]]["provider"]["name"]
+        plog = arts[exp["processor_log_id"]]
+        for t in plog["transactions"]:
+            assert "office" not in t["description"].lower(), (seed, t["description"])
+            if kind[plog["merchant"]["name"]] in FACILITY_TYPES:
+                assert not OFFICE_EM & set(re.findall(r"\d{5}", t["description"])), seed
+        if kind[biller] not in FACILITY_TYPES:
+            continue
+        kinds[kind[biller]] += 1
+        for a in s["artifacts"]:
+            if a["type"] in ("claim_record", "provider_record"):
+                assert not OFFICE_EM & {ln["hcpcs"] for ln in a["data"]["lines"]}, (seed, a)
+            if a["type"] == "payment_ledger":
+                for e in a["data"]["entries"]:
+                    assert e["description"][:5] not in OFFICE_EM, (seed, e)
+    # every kind of facility bills somewhere in the scan (the check is not vacuous)
+    assert set(kinds) == set(FACILITY_TYPES), kinds
+
+
 def test_ledger_and_distractors_do_not_date_the_booking_or_name_the_party() -> None:
     """The ledger posts the prepaid deposit on the date of service (never the booking day);
     the earlier-visit distractor and the billing names are drawn alike for either kind of
@@ -841,7 +889,7 @@ def test_ledger_and_distractors_do_not_date_the_booking_or_name_the_party() -> N
         for dep in (e for e in led["entries"] if "deposit" in e["description"].lower()):
             assert dep["date"] == clm["date_of_service"]
         pkg = next(p for p in PACKAGES if p["key"] == v["package"])
-        assert v["prior_code"] == pkg["prior"]
+        assert v["prior_code"] == _expected_prior(v, pkg)
         name = clm["provider"]["name"].lower()
         sounding[v["convener"]][any(w in name for w in words)] += 1
     shares = {k: c[True] / sum(c.values()) for k, c in sounding.items()}
@@ -929,8 +977,14 @@ def test_every_amount_is_the_fee_formula(split_seeds: list[int]) -> None:
         assert _c(led["balance"]) == sum(_c(e["amount"]) for e in led["entries"])
         assert _c(led["balance"]) == sum(billed) - applied
         # the distractor visit is the package's own earlier visit, whoever convened
-        prior = next(p["prior"] for p in PACKAGES if p["key"] == v["package"])
-        assert v["prior_code"] == prior
+        pkg = next(p for p in PACKAGES if p["key"] == v["package"])
+        assert v["prior_code"] == _expected_prior(v, pkg)
+        # its amount comes from the package's consult fee whoever bills it, so its size never
+        # names the biller's kind
+        old = [a for a in s["artifacts"] if a["distractor"] and a["type"] == "claim_record"]
+        for o in old:
+            assert any(_c(o["data"]["total_billed"]) == pct_of(fee(pkg["prior"], False), x)
+                       for x in MULTIPLES), seed
         if not fac_priced:
             assert m in MULTIPLES
         # a deposit authorization is captured within days, never after it would expire

@@ -311,6 +311,29 @@ def setting_of(pkg: dict[str, Any], convener: str, at_hospital: bool = False) ->
 
 
 PRACTICE_SPECIALTY = {"Imaging": "Radiology"}
+# The earlier service a facility biller bills (a practice bills the package's `prior`
+# consult): an ASC is paid only for covered surgical procedures (an earlier one on its ASC
+# list, by package, with its own diagnosis: the cataract patient's earlier laser capsulotomy
+# was on the other, left eye), a hospital outpatient department bills its clinic visit as
+# G0463, an independent sleep center an earlier test (an imaging center's `prior` is already
+# an x-ray).
+ASC_PRIOR = {"colonoscopy": ("45330", "K64.9"), "egd": ("45330", "K64.9"),
+             "knee_arthroscopy": ("20610", "M25.561"), "carpal_tunnel": ("20526", "G56.01"),
+             "septoplasty": ("31231", "J34.2"), "cataract": ("66821", "H26.492"),
+             "hernia": ("10060", "L02.214")}
+
+
+def prior_code_of(pkg: dict[str, Any], biller_setting: str) -> tuple[str, str]:
+    """The (code, diagnosis) of the earlier service on the biller's own records, by the kind
+    of biller (``biller_setting``: "office" for a physician practice, else the facility's)."""
+    dx = pkg["items"][0][1]
+    if biller_setting == "hopd":
+        return "G0463", dx
+    if biller_setting == "asc":
+        return ASC_PRIOR[pkg["key"]]
+    if biller_setting == "sleep":
+        return "95806", dx
+    return pkg["prior"], dx
 # UB-04 revenue codes of the hospital outpatient lines (0360 operating room services is the
 # default for a procedure; the echocardiogram is cardiology, 0483)
 REVENUE_CODES = {"93306": "0483", "93356": "0483"}
@@ -1009,9 +1032,15 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     balance = billed_total - applied
     auto_capture = rng.random() < 0.6
 
-    # the earlier visit (a distractor): drawn the same way whoever convened
-    prior_code = pkg["prior"]
-    prior_fee = fee(ref, prior_code, loc, False)
+    # the earlier visit (a distractor): drawn the same way whoever convened. Its code is what
+    # the biller itself bills (review of issue 8: an ASC or a hospital department never bills
+    # an office E/M visit): a practice its consult, a hospital outpatient department its clinic
+    # visit (G0463 on its UB-04; the physician group bills the 9920x), an ASC an earlier covered
+    # procedure, an independent center an earlier test. The amount is drawn from the package's
+    # consult fee in every case, so its size never names the biller's (or scheduler's) kind.
+    biller_setting = setting if fac_priced or setting in ("imaging", "sleep") else "office"
+    prior_code, prior_dx = prior_code_of(pkg, biller_setting)
+    prior_fee = fee(ref, pkg["prior"], loc, False)
     prior_amount = pct_of(prior_fee, MULTIPLES[rng.randrange(len(MULTIPLES))])
     prior_date = _date_between(rng, dt.date(2026, 1, 5), claimed - dt.timedelta(days=7))
     if not is_business_day(prior_date):
@@ -1172,11 +1201,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     prior_stamp = utc_stamp(state, prior_date, rng.randrange(9 * 60, 17 * 60), rng.randrange(60))
     transactions = [
         # an earlier visit paid to the scheduler (this log is the scheduler's): the one on the
-        # biller's ledger when it bills, else its own consult
+        # biller's ledger when it bills, else its own earlier service. One wording for every
+        # kind of merchant ("Office payment" was an ASC's or a hospital's implausible office
+        # visit, and a kind-specific wording would name the scheduler: the responsible party)
         (txn(prior_stamp, "sale", prior_amount, "settled", old_claim_id,
-             f"Office payment, claim {old_claim_id}") if not split else
+             f"Patient payment, claim {old_claim_id}") if not split else
          txn(prior_stamp, "sale", sched_prior_amount, "settled", sched_prior_claim,
-             f"Office payment, claim {sched_prior_claim}")),
+             f"Patient payment, claim {sched_prior_claim}")),
         txn(sched_stamp, "authorization", deposit, "approved", appt,
             f"Scheduling deposit at online booking: {pkg['service']}, appointment {appt} on "
             f"{iso(dos)}", auth_code),
@@ -1251,11 +1282,15 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             "data": {"claim_id": old_claim_id, "patient_id": case_id,
                      "payer": "none - self-pay patient",
                      "provider": {"name": billing, "npi": biller["npi"]},
-                     "place_of_service": "11" if not fac_priced else pos,
+                     # a hospital department's clinic visit goes on its UB-04 (type of
+                     # bill 0131, revenue code 0510 clinic), like the case's own claim
+                     **({"claim_form": "UB-04 (institutional)", "type_of_bill": "0131"}
+                        if ub04 else {"place_of_service": "11" if not fac_priced else pos}),
                      "date_of_service": iso(prior_date),
                      "submitted_date": iso(prior_date), "status": "paid in full",
-                     "diagnoses": [pkg["items"][0][1]],
-                     "lines": [{"line": 1, "hcpcs": prior_code, "modifiers": [], "units": 1,
+                     "diagnoses": [prior_dx],
+                     "lines": [{"line": 1, **({"revenue_code": "0510"} if ub04 else {}),
+                                "hcpcs": prior_code, "modifiers": [], "units": 1,
                                 "billed": dollars(prior_amount)}],
                      "total_billed": dollars(prior_amount)}})
     if include_old_record:
