@@ -953,6 +953,18 @@ def _notes(s: dict[str, Any]) -> dict[str, str]:
     return {n.split("(")[1].split(")")[0]: n for n in prov["notes"][:2]}
 
 
+def _em_visits(fresh: list[dict[str, Any]]) -> Any:
+    """Each E/M-family scenario with its other service's code, the E/M's note and the
+    service's catalog entry."""
+    for s in fresh:
+        if s["variant"]["family"] != "em":
+            continue
+        e = s["expected"]
+        em = next(c for c in (e["paid_code"], e["denied_code"]) if c.startswith("992"))
+        other = e["denied_code"] if em == e["paid_code"] else e["paid_code"]
+        yield s, other, _notes(s)[em], cat.SERVICES[other]
+
+
 def test_routine_services_are_never_told_as_an_evaluation(ref: Any,
                                                           fresh: list[dict[str, Any]]) -> None:
     """The 'decision to perform is included' story is for minor surgery (000/010 global)
@@ -964,14 +976,7 @@ def test_routine_services_are_never_told_as_an_evaluation(ref: Any,
         assert svc.routine == (ref.rvu(code)["global_days"] == "XXX"), code
     pre = [t.split("{")[0] for t in gen.PRE_PROCEDURE]
     seen = collections.Counter()
-    for s in fresh:
-        if s["variant"]["family"] != "em":
-            continue
-        e = s["expected"]
-        em = next(c for c in (e["paid_code"], e["denied_code"]) if c.startswith("992"))
-        other = e["denied_code"] if em == e["paid_code"] else e["paid_code"]
-        note = _notes(s)[em]
-        svc = cat.SERVICES[other]
+    for s, _other, note, svc in _em_visits(fresh):
         if svc.routine:
             seen[s["variant"]["distinct_documented"]] += 1
             assert "no new" in note and not any(p in note for p in pre), (s["seed"], note)
@@ -985,14 +990,7 @@ def test_routine_services_are_never_told_as_an_evaluation(ref: Any,
 def test_aftercare_fits_the_service(fresh: list[dict[str, Any]]) -> None:
     """A visit's aftercare is the service's own: no four-week 'response' review after one IV
     dose, no ibuprofen after nasal packing, a pathology result after a biopsy."""
-    for s in fresh:
-        if s["variant"]["family"] != "em":
-            continue
-        e = s["expected"]
-        em = next(c for c in (e["paid_code"], e["denied_code"]) if c.startswith("992"))
-        other = e["denied_code"] if em == e["paid_code"] else e["paid_code"]
-        note = _notes(s)[em]
-        svc = cat.SERVICES[other]
+    for _s, other, note, svc in _em_visits(fresh):
         if "review the response" in note:
             assert other.startswith("20"), (other, note)  # joint and tendon injections only
         if other == "30901":
