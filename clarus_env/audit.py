@@ -27,6 +27,7 @@ change.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import importlib
 import itertools
 import math
@@ -161,6 +162,8 @@ class TrainSet:
     task: str
     scenarios: list[dict[str, Any]]
     labels: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
+    # what the heuristic's process showed of each scenario at its decision (``train_views``)
+    views: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         self.labels = [label_of(s["expected"]) for s in self.scenarios]
@@ -348,6 +351,317 @@ def forest_rule(train: TrainSet) -> Decide | None:
         return _as_decision(tuple(label), view)
     return decide
 
+
+# -- boosted trees over what the agent was shown ---------------------------------------------
+def train_views(train: TrainSet) -> list[dict[str, Any]]:
+    """What the heuristic's process shows of each train scenario when it decides (the records
+    it fetched and looked up, the complaint): the learned shortcuts below are fitted on exactly
+    what they are later shown on the audited split, lookups included — a record built from the
+    scenario file would differ from the fetched one wherever a lookup returns a reference."""
+    if train.views is None:
+        import copy
+
+        H = heuristic_class(train.task)  # noqa: N806 - a class
+        env = make(train.task, split="train")
+        views: list[dict[str, Any]] = []
+        for sc in train.scenarios:
+            seen: list[dict[str, Any]] = []
+            play(env, H(decide=lambda view, seen=seen: seen.append(copy.deepcopy(view))),
+                 sc["seed"])
+            views.append(seen[-1] if seen else {"complaint": "", "records": {}})
+        env.close()
+        train.views = views
+    return train.views
+
+
+DATE_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2}))?")
+TEXT_TOKEN = re.compile(r"[a-z][a-z'-]*|\d+(?:[:.,/]\d+)*")
+MAX_CATEGORIES = 32  # a categorical leaf with more values on train is an id or a name
+MIN_SHARE = 0.01  # a leaf seen in fewer train views cannot be learned from
+MAX_TEXT_GROUP = 8  # texts per container compared pairwise
+
+
+@dataclass
+class Leaves:
+    """A view's leaves by kind: numbers (amounts as printed, list lengths), date parts (day
+    number, weekday, hour of every ISO date or timestamp), categorical strings, and free
+    texts (three or more tokens) for the pairwise overlap."""
+
+    numbers: dict[str, float] = field(default_factory=dict)
+    dates: dict[str, float] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+
+
+def _walk(obj: Any, path: str, out: Leaves) -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _walk(v, f"{path}.{k}" if path else str(k), out)
+    elif isinstance(obj, list):
+        out.numbers[f"{path}#n"] = float(len(obj))
+        for i, v in enumerate(obj[:MAX_TEXT_GROUP]):
+            _walk(v, f"{path}[{i}]", out)
+    elif isinstance(obj, bool):
+        out.labels[path] = str(obj)
+    elif isinstance(obj, (int, float)):
+        out.numbers[path] = float(obj)
+    elif isinstance(obj, str):
+        text = obj.strip()
+        if MONEYISH.match(text):
+            out.numbers[path] = float(text.replace("$", "").replace(",", ""))
+            if text.isdigit():  # a printed code (an indicator, a place of service) is a label too
+                out.labels[path] = text
+            return
+        m = DATE_TIME.match(text)
+        if m:
+            try:
+                day = dt.date.fromisoformat(m.group(1))
+            except ValueError:
+                day = None
+            if day is not None:
+                out.dates[f"{path}@day"] = float(day.toordinal())
+                out.dates[f"{path}@weekday"] = float(day.weekday())
+                if m.group(2):
+                    out.dates[f"{path}@hour"] = int(m.group(2)) + int(m.group(3)) / 60
+                return
+        if len(text) <= 40:
+            out.labels[path] = text
+        if len(TEXT_TOKEN.findall(text.lower())) >= 3:
+            out.texts[path] = text
+
+
+def view_leaves(view: dict[str, Any]) -> Leaves:
+    """Every leaf of every record in a view (the complaint is the NB shortcut's), by kind."""
+    out = Leaves()
+    records = view.get("records") or {}
+    for t in sorted(records):
+        if records[t]:
+            _walk(records[t], t, out)
+    return out
+
+
+LAST_INDEX = re.compile(r"^(.*)\[(\d+)\]$")
+
+
+def text_groups(texts: dict[str, str]) -> dict[str, dict[str, str]]:
+    """Free texts that sit side by side, whatever the record: the items of one list
+    (``notes[0]``, ``notes[1]``), the text fields of one object, and the same field across
+    the items of a list (``lines[0].description``, ``lines[1].description``). Nothing
+    names a record or a field: the groups follow the data's shape."""
+    groups: dict[str, dict[str, str]] = defaultdict(dict)
+    for path, text in texts.items():
+        m = LAST_INDEX.match(path)
+        if m:
+            groups[m.group(1)][m.group(2)] = text
+            continue
+        parent, _, member = path.rpartition(".")
+        groups[parent][member] = text
+        if "[" in parent:  # the same field across a list's items
+            starred = re.sub(r"\[\d+\]", "[*]", path)
+            groups[starred][",".join(re.findall(r"\[(\d+)\]", path))] = text
+    return {g: m for g, m in groups.items() if len(m) >= 2}
+
+
+def overlap_features(texts: dict[str, str], free: Iterable[str] | None = None
+                     ) -> dict[str, float]:
+    """Surface agreement between every pair of side-by-side texts (only the ``free`` paths,
+    when given): shared tokens, shared number tokens (a clock time, a distance, a date stay
+    one token), and the Jaccard index of their tokens and of their numbers. It compares
+    strings, not what they mean: a task whose answer is "the two notes repeat a number" is
+    won by this agent without reading."""
+    if free is not None:
+        keep = set(free)
+        texts = {p: t for p, t in texts.items() if p in keep}
+    out: dict[str, float] = {}
+    for group, members in text_groups(texts).items():
+        names = sorted(members, key=lambda s: (len(s), s))[:MAX_TEXT_GROUP]
+        toks = {n: set(TEXT_TOKEN.findall(members[n].lower())) for n in names}
+        for a, b in itertools.combinations(names, 2):
+            ta, tb = toks[a], toks[b]
+            na = {t for t in ta if t[0].isdigit()}
+            nb = {t for t in tb if t[0].isdigit()}
+            key = f"{group}|{a}~{b}"
+            out[f"{key}|shared"] = float(len(ta & tb))
+            out[f"{key}|shared_numbers"] = float(len(na & nb))
+            out[f"{key}|jaccard"] = len(ta & tb) / max(1, len(ta | tb))
+            out[f"{key}|jaccard_numbers"] = len(na & nb) / max(1, len(na | nb))
+    return out
+
+
+class LeafMatrix:
+    """Turns views into a numeric matrix a boosted tree fits, with the columns fixed on train:
+    numeric and date leaves as values (missing stays missing), categorical leaves as category
+    codes (two to ``MAX_CATEGORIES`` values on train; unseen values are missing), overlap
+    figures as values. Columns seen in under 1% of train views or constant on train are
+    dropped."""
+
+    def __init__(self, kinds: tuple[str, ...], leaves: list[Leaves]) -> None:
+        self.kinds = kinds
+        n = len(leaves)
+        # free text is text that is not a category: a path with more distinct texts on train
+        # than a categorical leaf may have (boilerplate such as an adjustment's standard
+        # description is left to the categorical leaves)
+        seen: dict[str, set[str]] = defaultdict(set)
+        for lv in leaves:
+            for p, t in lv.texts.items():
+                seen[p].add(t)
+        self.free = sorted(p for p, ts in seen.items() if len(ts) > MAX_CATEGORIES)
+        rows = [self._raw(lv) for lv in leaves]
+        values: dict[str, list[Any]] = defaultdict(list)
+        for row in rows:
+            for k, v in row.items():
+                values[k].append(v)
+        self.columns: list[str] = []
+        self.codes: dict[str, dict[str, int]] = {}
+        for k in sorted(values):
+            vs = values[k]
+            distinct = set(vs)
+            if len(vs) < MIN_SHARE * n or (len(distinct) < 2 and len(vs) == n):
+                continue
+            if isinstance(vs[0], str):
+                if len(distinct) > MAX_CATEGORIES:
+                    continue
+                self.codes[k] = {v: i for i, v in enumerate(sorted(distinct))}
+            self.columns.append(k)
+        self.index = {k: i for i, k in enumerate(self.columns)}
+        self.categorical = [k in self.codes for k in self.columns]
+
+    def _raw(self, lv: Leaves) -> dict[str, Any]:
+        row: dict[str, Any] = {}
+        if "numbers" in self.kinds:
+            row.update((f"n:{k}", v) for k, v in lv.numbers.items())
+        if "dates" in self.kinds:
+            row.update((f"d:{k}", v) for k, v in lv.dates.items())
+        if "labels" in self.kinds:
+            row.update((f"c:{k}", v) for k, v in lv.labels.items())
+        if "overlap" in self.kinds:
+            row.update((f"o:{k}", v) for k, v in overlap_features(lv.texts, self.free).items())
+        return row
+
+    def transform(self, leaves: list[Leaves]) -> Any:
+        import numpy as np
+
+        x = np.full((len(leaves), len(self.columns)), np.nan)
+        for r, lv in enumerate(leaves):
+            for k, v in self._raw(lv).items():
+                c = self.index.get(k)
+                if c is None:
+                    continue
+                if k in self.codes:
+                    code = self.codes[k].get(v)
+                    if code is not None:
+                        x[r, c] = code
+                else:
+                    x[r, c] = v
+        return x
+
+
+@functools.cache
+def _one_thread() -> Any:
+    """A controller for the OpenMP pool scikit-learn's boosted trees use, found once (finding
+    the loaded libraries costs milliseconds; a single-row prediction on a busy pool, tens)."""
+    import sklearn.ensemble  # noqa: F401 - loads the OpenMP runtime the controller must see
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def boosted_trees(x: Any, y: list[str], categorical: list[bool]) -> Any:
+    """One gradient-boosted classifier, the same in every process: a fixed random state for
+    the early-stopping split, and one thread (the audit shares CI's cores, and spinning
+    OpenMP workers on a loaded machine are slower than one)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    smallest = min(Counter(y).values())
+    model = HistGradientBoostingClassifier(
+        learning_rate=0.1, max_iter=200, max_leaf_nodes=15, min_samples_leaf=10,
+        early_stopping=smallest >= 2, validation_fraction=0.15, n_iter_no_change=10,
+        categorical_features=categorical if any(categorical) else None, random_state=0)
+    with _one_thread().limit(limits=1, user_api="openmp"):
+        return model.fit(x, y)
+
+
+def _predict(model: Any, x: Any) -> list[str]:
+    with _one_thread().limit(limits=1, user_api="openmp"):
+        return [str(v) for v in model.predict(x)]
+
+
+# the learned shortcuts over leaves, one agent per feature set, each fitted on all of train:
+# each kind alone (a kind alone can hold a leak that the other kinds' noise hides at 1,200
+# scenarios, and choosing the kind on a slice of train is too noisy to find it), all three
+# together, and the categorical leaves with the pairwise overlap of side-by-side free texts
+LEARNED_AGENTS: dict[str, tuple[str, ...]] = {
+    "gb_numbers": ("numbers",), "gb_dates": ("dates",), "gb_labels": ("labels",),
+    "gb_records": ("numbers", "dates", "labels"), "overlap_records": ("labels", "overlap")}
+
+
+def _pointer(train: TrainSet, views: list[dict[str, Any]]) -> Callable[..., int | None]:
+    """The amount a learned shortcut files: per answer (finding and filing, else finding) the
+    one source that held the expected amount most often on train — $0, the complaint's first
+    dollar figure, or one numeric leaf copied as printed. A copy is not arithmetic; an amount
+    that sits printed in one field in one branch is a leak."""
+    hits: dict[Any, Counter[str]] = defaultdict(Counter)
+    for sc, lab, view in zip(train.scenarios, train.labels, views, strict=True):
+        cents = sc["expected"].get("amount_cents")
+        if not isinstance(cents, int):
+            continue
+        d = dict(lab)
+        sources = {"$0"} if cents == 0 else set()
+        if amount_cue(view) == cents:
+            sources.add("complaint")
+        sources.update(k for k, v in view_leaves(view).numbers.items()
+                       if not k.endswith("#n") and round(v * 100) == cents)
+        for key in ((d.get("finding"), d.get("resolution_type")), (d.get("finding"),)):
+            hits[key].update(sources or {"(none)"})
+    best = {k: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for k, c in hits.items() if c}
+
+    def amount(label: dict[str, str], view: dict[str, Any], leaves: Leaves) -> int | None:
+        src = best.get((label.get("finding"), label.get("resolution_type")),
+                       best.get((label.get("finding"),), "complaint"))
+        if src == "$0":
+            return 0
+        if src == "complaint" or src == "(none)" or src not in leaves.numbers:
+            return amount_cue(view)
+        return round(leaves.numbers[src] * 100)
+
+    return amount
+
+
+def learned_rule(train: TrainSet, kinds: tuple[str, ...]) -> Decide | None:
+    """Boosted trees per outcome field over the ``kinds`` of leaves the agent was shown
+    (``LEARNED_AGENTS``), fitted on train; a field with one value on train answers it. The
+    amount comes from ``_pointer``. None without scikit-learn, or where train shows no leaf
+    of these kinds (for the overlap: no view holds two free texts side by side)."""
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        return None
+    views = train_views(train)
+    leaves = [view_leaves(v) for v in views]
+    matrix = LeafMatrix(kinds, leaves)
+    if not matrix.columns or ("overlap" in kinds and not any(
+            c.startswith("o:") for c in matrix.columns)):
+        return None
+    x = matrix.transform(leaves)
+    fields = [f for f, _ in train.labels[0]]
+    models: dict[str, Any] = {}
+    constant: dict[str, str] = {}
+    for f in fields:
+        y = [dict(lab)[f] for lab in train.labels]
+        if len(set(y)) < 2:
+            constant[f] = y[0]
+        else:
+            models[f] = boosted_trees(x, y, matrix.categorical)
+    amount = _pointer(train, views)
+
+    def decide(view: dict[str, Any]) -> dict[str, Any]:
+        lv = view_leaves(view)
+        row = matrix.transform([lv])
+        label = {f: _predict(models[f], row)[0] if f in models else constant[f]
+                 for f in fields}
+        return {**label, "amount_cents": amount(label, view, lv)}
+
+    return decide
 
 def claim_rule(train: TrainSet) -> Decide:
     """The claim-only memorizer: a table from the claim's codes and modifiers to the outcome
@@ -608,6 +922,10 @@ def shortcut_agents(task: str, train: TrainSet) -> dict[str, Callable[[], Any]]:
     forest = forest_rule(train)
     if forest is not None:
         out["rf_records"] = lambda: H(decide=forest)
+    for name, kinds in LEARNED_AGENTS.items():
+        rule = learned_rule(train, kinds)
+        if rule is not None:
+            out[name] = lambda rule=rule: H(decide=rule)
     if hasattr(H, "own_decision") and ABLATIONS.get(task):
         hidden = frozenset(ABLATIONS[task][0])
         by_filing: dict[str, list[Any]] = defaultdict(list)
@@ -698,15 +1016,37 @@ def audit_task(task: str, split: str, *, limit: int | None = None,
     """Run every reference and shortcut agent on ``split`` and report per agent the outcome
     accuracy, pass rate, score, return and per-field accuracy, next to each field's modal
     share on the split."""
+    return audit_splits(task, [split], limit=limit, train_limit=train_limit, agents=agents,
+                        progress=progress)[0]
+
+
+def audit_splits(task: str, splits: Iterable[str], *, limit: int | None = None,
+                 train_limit: int | None = None, agents: Iterable[str] | None = None,
+                 progress: bool = False) -> list[dict[str, Any]]:
+    """``audit_task`` on several splits with the shortcuts fitted once: a leak's size depends
+    on which scenarios land in a split (the note-overlap rule of red team round 3 read 0.54 of
+    test and 0.87 of dev), so a task is judged on dev and test alike. Each split's report is
+    the one ``audit_task`` gives for it alone."""
+    splits = list(splits)
     if task == "medical_coding":  # code lists, not classes: its own shortcuts
         from .audit_coding import audit
 
-        return audit(split, limit=limit, train_limit=train_limit, agent_names=agents)
+        return [audit(split, limit=limit, train_limit=train_limit, agent_names=agents)
+                for split in splits]
     if task not in BILLING_TASKS:
         raise ValueError(f"clarus audit covers the billing tasks ({', '.join(BILLING_TASKS)}); "
                          f"got {task!r}")
     train = load_train(task, train_limit)
-    groups = {"reference": reference_agents(task), "shortcut": shortcut_agents(task, train),
+    shortcuts = shortcut_agents(task, train)
+    return [_audit_split(task, split, train, shortcuts, limit=limit, agents=agents,
+                         progress=progress) for split in splits]
+
+
+def _audit_split(task: str, split: str, train: TrainSet,
+                 shortcuts: dict[str, Callable[[], Any]], *, limit: int | None,
+                 agents: Iterable[str] | None, progress: bool) -> dict[str, Any]:
+    # reference and exploit agents are made afresh per split: random's stream restarts
+    groups = {"reference": reference_agents(task), "shortcut": shortcuts,
               "exploit": exploit_agents(task)}
     factories = {name: f for group in groups.values() for name, f in group.items()}
     kinds = {name: kind for kind, group in groups.items() for name in group}

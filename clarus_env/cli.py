@@ -135,17 +135,18 @@ def _eval(args: argparse.Namespace) -> int:
 def _audit(args: argparse.Namespace) -> int:
     import json
 
-    from .audit import BILLING_TASKS, audit_task, format_audit
+    from .audit import BILLING_TASKS, audit_splits, format_audit
     from .evaluation import dump
 
     tasks = (*BILLING_TASKS, "medical_coding") if args.task == "all" else (args.task,)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
     reports = []
     for task in tasks:
-        report = audit_task(task, args.split, limit=args.limit, train_limit=args.train_limit,
-                            agents=agents, progress=not args.quiet)
-        print(format_audit(report) + "\n")
-        reports.append(report)
+        for report in audit_splits(task, args.split.split(","), limit=args.limit,
+                                   train_limit=args.train_limit, agents=agents,
+                                   progress=not args.quiet):
+            print(format_audit(report) + "\n")
+            reports.append(report)
     if args.out:
         dump({"format": "clarus-audit", "split": args.split, "reports": reports}, args.out)
         print(f"audit written to {args.out}")
@@ -306,7 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     au.add_argument("--task", default="all",
                     choices=("all", "deductive_liability", "abductive_conflict",
                              "adversarial_fabrication", "medical_coding"))
-    au.add_argument("--split", default="test", choices=("dev", "test"))
+    au.add_argument("--split", default="test", choices=("dev", "test", "dev,test"),
+                    help="dev,test: both splits, the shortcuts fitted once")
     au.add_argument("--limit", type=int, default=None, help="only the first N seeds of the split")
     au.add_argument("--train-limit", type=int, default=None,
                     help="fit the shortcuts on the first N train seeds only")
