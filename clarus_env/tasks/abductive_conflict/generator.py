@@ -176,6 +176,41 @@ def _split_branches(split: str) -> dict[int, str]:
 
 
 _BRANCHES: dict[str, dict[int, str]] = {}
+_LAYOUTS: dict[str, dict[int, tuple[str, bool]]] = {}
+
+
+def _split_layout(split: str) -> dict[int, tuple[str, bool]]:
+    """The family of every seed of ``split`` and whether its paid line is billed first: the
+    seeds of each branch ranked by a second SHA-256, the families taking their exact shares
+    (``BRANCH_FAMILIES``) in rank order and the line order alternating within each family.
+    So the four indicator-1 cells hold the same families, each in both line orders, in every
+    split: a table from the claim's family, modifiers and denied line to the answer has
+    nothing to learn, not even a split's chance imbalance (round 3's red team: such a table
+    passed 0.568 on test where the cells drew their families at random)."""
+    out: dict[int, tuple[str, bool]] = {}
+    by_branch: dict[str, list[int]] = {}
+    for seed, branch in _split_branches(split).items():
+        by_branch.setdefault(branch, []).append(seed)
+    for branch, members in by_branch.items():
+        ranked = sorted(members, key=lambda x: _sha(_rank_key(x) + ":family"))
+        fams = _shares(BRANCH_FAMILIES[branch], len(ranked))
+        count: dict[str, int] = {}
+        for seed, fam in zip(ranked, fams, strict=True):
+            count[fam] = count.get(fam, 0) + 1
+            out[seed] = (fam, count[fam] % 2 == 1)
+    return out
+
+
+def layout_of(seed: int, rng: random.Random, branch: str) -> tuple[str, bool]:
+    """The seed's family and line order: fixed by its split's layout (above); a seed outside
+    every split draws both from ``rng``."""
+    split = split_of(seed, TASK)
+    if split is None:
+        return _weighted(rng, BRANCH_FAMILIES[branch]), rng.random() < 0.5
+    key = f"{split}:{scenario_salt()}"
+    if key not in _LAYOUTS:
+        _LAYOUTS[key] = _split_layout(split)
+    return _LAYOUTS[key][seed]
 
 
 def branch_of(seed: int, rng: random.Random) -> str:
@@ -774,6 +809,33 @@ DISTINCT_LINKS = ("in addition,", "separately,", "also noted:", "other item:")
 ASSESSED = ("assessment and plan dated {date}", "entry dated {date}",
             "assessed and plan recorded on {date}")
 ASSESSED_SLOT = "{assessed}"
+CREDENTIALS = ("MD", "DO", "NP", "PA-C")
+
+
+def _clinician(rng: random.Random) -> str:
+    return f"{person(rng)}, {rng.choice(CREDENTIALS)}"
+
+
+def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, rng: random.Random) -> str:
+    """When and by whom the visit's other problem was assessed. Managed at this visit (a
+    separately identifiable E/M): on the date of service by the rendering clinician. Not
+    managed: either on the date of service by another clinician, whose entry today's note
+    carries (AMA 2021 E/M guidelines: a notation that another professional is managing the
+    problem, without additional assessment or care by the reporting physician, does not
+    count as a problem addressed), or by the rendering clinician at a prior visit within
+    six weeks, carried forward. So neither the date against the date of service nor the
+    name against the rendering clinician decides alone (each agrees with "managed" in 3
+    of 4 visits); both together do. (Round 3's red team: the date alone decided.)"""
+    today = managed or rng.random() < 0.5
+    by = rendering if managed or not today else _other_clinician(rendering, rng)
+    when = dos if today else dos - dt.timedelta(days=rng.randrange(7, 43))
+    return f"{rng.choice(ASSESSED).format(date=f'{when:%m/%d/%Y}')} by {by}"
+
+
+def _other_clinician(rendering: str, rng: random.Random) -> str:
+    while (other := _clinician(rng)).split(",")[0] == rendering.split(",")[0]:
+        pass
+    return other
 # codes counting several lesions: never a second, separate lesion at the same named site
 MULTI_LESION = frozenset(("17110", "17111", "17004", "11720", "11721"))
 # therapy that can address gait, balance or whole-limb weakness rather than one body site
@@ -783,6 +845,20 @@ FUNCTIONAL = frozenset(("97110", "97112", "97116", "97530", "97535", "97750"))
 # site describe one lesion when the distances agree and two lesions when they differ
 ANCHORS = {"forearm": "elbow crease", "upper arm": "elbow crease", "thigh": "kneecap",
            "lower leg": "kneecap", "back": "spine", "shoulder": "acromion"}
+# the two aspects of each site, each in two equivalent wordings (a lesion is on one surface
+# of the limb or on one side of the spine)
+ASPECTS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
+    "forearm": (("dorsal aspect", "extensor surface"), ("volar aspect", "flexor surface")),
+    "upper arm": (("anterior aspect", "front of the arm"),
+                  ("posterior aspect", "back of the arm")),
+    "thigh": (("anterior aspect", "front of the thigh"),
+              ("posterior aspect", "back of the thigh")),
+    "lower leg": (("anterior aspect", "shin side"), ("posterior aspect", "calf side")),
+    "back": (("left of midline", "left paraspinal area"),
+             ("right of midline", "right paraspinal area")),
+    "shoulder": (("anterior aspect", "front of the shoulder"),
+                 ("posterior aspect", "back of the shoulder")),
+}
 SIDE_FLIP = {"RT": "LT", "LT": "RT", "T5": "TA", "TA": "T5"}
 PRE_PROCEDURE = ("focused history and exam of that problem, prior treatment reviewed, options "
                  "discussed and the {lay} chosen",
@@ -974,28 +1050,38 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     # each lesion (and a repaired wound) measured from its site's landmark
     where: dict[str, str] = {}
     where_measured = p[first].kind == "skin" and p[second].kind in ("skin", "wound")
-    d1 = d2 = 0
+    a1 = a2 = 0  # which aspect of the site (two per site, ``ASPECTS``)
+    dist: dict[str, str] = {}  # each lesion's printed distance from the landmark
     if where_measured:
-        d1 = rng.randrange(2, 15)
+        a1 = rng.randrange(2)
         if sites[second] != sites[first]:
-            d2 = rng.randrange(2, 15)
-        elif distinct:  # two lesions: at least 3 cm apart (each is under 2 cm)
-            d2 = rng.choice([d for d in range(2, 15) if abs(d - d1) >= 3])
+            a2 = rng.randrange(2)
+            dist = {c: _distance(rng.randrange(2, 15), rng.random() < 0.5)
+                    for c in (first, second)}
         else:
-            d2 = d1
+            a2 = a1
+            d1, d2, one_distance = _same_site_distances(distinct, rng)
+            dist = {first: d1, second: d2}
+            if distinct and one_distance:  # the same distance: a lesion on the site's
+                a2 = 1 - a1  # other aspect (the opposite surface of the limb)
     # a lesion that could be the first note's (a biopsy then destroyed or excised): written
     # as "a lesion" in every branch, so the wording never tells whether it was the same one
     neutral = (p[first].kind == p[second].kind == "skin" and second in cat.LESION_TEXT
                and p[first].role != p[second].role)
     if where_measured:
-        for code, d in ((first, d1), (second, d2)):
-            anchor = next(v for k, v in ANCHORS.items() if k in sites[code])
+        for code, a in ((first, a1), (second, a2)):
+            anchor_key = next(k for k in ANCHORS if k in sites[code])
+            anchor = ANCHORS[anchor_key]
             # several lesions are never all at one point: a multi-lesion note measures one
             # of them, so one lesion at the other note's distance was among those treated
             several = (code in MULTI_LESION and meas[code].get("n", 1) > 1
                        and not (neutral and code == second))
-            where[code] = (f"{sites[code]}, {'one of them ' if several else ''}{d} cm from "
-                           f"the {anchor}")
+            # each note writes the aspect in one of two equivalent ways and the distance in
+            # cm or mm, drawn on its own: equal strings then mean neither one lesion nor two
+            # (round 3's red team: the same lesion always printed the same phrase)
+            aspect = ASPECTS[anchor_key][a][rng.randrange(2)]
+            where[code] = (f"{sites[code]}, {aspect}, {'one of them ' if several else ''}"
+                           f"{dist[code]} from the {anchor}")
     dx = _Dx()
     lines: dict[str, Any] = {}
     notes: dict[str, str] = {}
@@ -1044,6 +1130,39 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             "notes": notes, "lay": {paid: p[paid].lay, denied: p[denied].lay}}
 
 
+def _distance(cm: int, in_mm: bool) -> str:
+    return f"{10 * cm} mm" if in_mm else f"{cm} cm"
+
+
+def _same_site_distances(distinct: bool, rng: random.Random) -> tuple[str, str, bool]:
+    """The two printed distances of two skin notes at one named site, and whether they are
+    one distance.
+
+    One lesion: the same distance, in the same unit or one note in cm and the other in mm.
+    Two lesions: half at the same distance on the site's other aspect (same units or not,
+    as for one lesion), half on one aspect at least 3 cm apart (each lesion is under 2 cm),
+    either in one unit or with the same numeral in cm and in mm (N cm against N mm, at least
+    3.6 cm apart). So in both stories the two numerals are equal in half of the notes and
+    the units differ in half: only converting and comparing the distances (with the
+    aspects) tells one lesion from two. (Round 3's red team: the same lesion always printed
+    the same phrase, two lesions never did.)"""
+    mixed = rng.random() < 0.5
+    if not distinct or rng.random() < 0.5:  # one distance (the caller flips the aspect)
+        d = rng.randrange(2, 15)
+        units = (False, True) if mixed else (rng.random() < 0.5,) * 2
+        if mixed and rng.random() < 0.5:
+            units = units[::-1]
+        return _distance(d, units[0]), _distance(d, units[1]), True
+    if mixed:  # the same numeral: N cm and N mm, N cm - N mm >= 3.6 cm
+        n = rng.randrange(4, 15)
+        one, two = (f"{n} cm", f"{n} mm") if rng.random() < 0.5 else (f"{n} mm", f"{n} cm")
+        return one, two, False
+    d1 = rng.randrange(2, 15)
+    d2 = rng.choice([d for d in range(2, 15) if abs(d - d1) >= 3])
+    in_mm = rng.random() < 0.5
+    return _distance(d1, in_mm), _distance(d2, in_mm), False
+
+
 def _clock(minutes: int) -> str:
     return f"{minutes // 60:02d}:{minutes % 60:02d}"
 
@@ -1080,17 +1199,44 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
     regions = (THERAPY_REGIONS if {paid, denied} <= FUNCTIONAL
                else [r for r in THERAPY_REGIONS if r[0] in SITE_REGIONS])
     r1 = r2 = rng.choice(regions)
-    if distinct:
-        gap = 5 * rng.randrange(3)
-        if rng.random() < 0.5:
-            t2 = t1 + m1 + gap
-        else:
-            t2, t1 = start, start + m2 + gap
-    elif m2 <= m1:  # the shorter wholly inside the longer's minutes: not one minute of its own
-        t2 = t1 + 5 * rng.randrange((m1 - m2) // 5 + 1)
-    else:
-        t2, t1 = start, start + 5 * rng.randrange((m2 - m1) // 5 + 1)
+    t1, t2 = _therapy_clock(start, m1, m2, distinct, rng)
     return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng, ("59", "XU"))
+
+
+# how often the two intervals share a printed clock time (a boundary), the same in both
+# stories: back-to-back separate sessions share the boundary between them, overlapping ones
+# share a start or an end. Two services of equal length never share one in either story (an
+# identical interval would share both, which separate sessions cannot)
+SHARED_BOUNDARY = 1 / 3
+
+
+def _therapy_clock(start: int, m1: int, m2: int, distinct: bool, rng: random.Random
+                   ) -> tuple[int, int]:
+    """The two services' start minutes. Distinct: separate intervals, 0-10 minutes apart.
+    Not distinct: the shorter service has fewer than 8 minutes outside the longer one's time
+    (wholly inside it, or overhanging it by 5 minutes), so its own minutes cannot make a unit:
+    CMS counts a timed service's minutes once (Pub. 100-04 ch. 5 §20.2, the 8-minute rule)
+    and NCCI ch. XI allows 59/XU only for services in separate intervals.
+
+    Whether the two printed intervals share a clock time is drawn first, at the same rate
+    (``SHARED_BOUNDARY``) in both stories and only for services of unequal length, so the
+    count of shared clock strings says nothing about the branch; only comparing the minutes
+    does. (Round 3's red team: identical intervals for "same" made shared strings decide.)"""
+    share = m1 != m2 and rng.random() < SHARED_BOUNDARY
+    long_first = m1 >= m2
+    lo, sh = (m1, m2) if long_first else (m2, m1)
+    if distinct:
+        gap = 0 if share else 5 * rng.randrange(1, 3)
+        if rng.random() < 0.5:
+            return start, start + m1 + gap
+        return start + m2 + gap, start
+    if share:  # wholly inside, flush with the start or the end
+        offset = rng.choice((0, lo - sh))
+    else:  # wholly inside off both ends, or overhanging one end by 5 minutes
+        offset = rng.choice([o for o in range(-5, lo - sh + 10, 5)
+                             if o not in (0, lo - sh)])
+    t_long, t_short = start + max(0, -offset), start + max(0, offset)
+    return (t_long, t_short) if long_first else (t_short, t_long)
 
 
 def _shared_sites(a: str, b: str) -> list[str]:
@@ -1108,10 +1254,10 @@ def _therapy_notes(paid: str, denied: str, one: tuple[int, int, tuple[str, str]]
     (t1, m1, r1), (t2, m2, r2) = one, two
     dx = _Dx()
     notes, lines = {}, {}
-    # therapists write the clock in more than one way
-    clock = rng.choice(("{a}–{b} ({m} min)", "from {a} to {b} ({m} min)",
-                        "{m} min starting {a}, ending {b}"))
     for code, t, m, region in ((paid, t1, m1, r1), (denied, t2, m2, r2)):
+        # therapists write the clock in more than one way, each line drawn on its own
+        clock = rng.choice(("{a}–{b} ({m} min)", "from {a} to {b} ({m} min)",
+                            "{m} min starting {a}, ending {b}"))
         when = clock.format(a=_clock(t), b=_clock(t + m), m=m)
         notes[code] = (f"{cat.THERAPY[code][1][0].upper()}{cat.THERAPY[code][1][1:]}, "
                        f"{when}, {region[0]}.")
@@ -1152,7 +1298,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     split = split_of(seed, TASK) or "train"
     branch = branch_of(seed, rng)
     status = STATUS[branch]
-    family = _weighted(rng, BRANCH_FAMILIES[branch])
+    family, paid_first = layout_of(seed, rng, branch)
     fitted = data["balanced"][split].get(family, {}).get(status)
     by_code = data["anchors"][split][status][family]
     weights = data["weights"][split][status][family]
@@ -1230,15 +1376,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     share = patient_share(paid, fee_paid, plan, plan["deductible"] - met_before,
                           plan["oop_max"] - oop_before)
 
-    # line order as the provider billed it (an office visit first when there is one)
-    n_paid, n_denied = (1, 2) if rng.random() < 0.5 else (2, 1)
-    if "assessed_today" in story:  # the visit's other problem: assessed today or before
-        # (a prior visit within six weeks: never in the previous year, whose number alone
-        # would tell a carried-forward entry)
-        when = dos if story["assessed_today"] else dos - dt.timedelta(days=rng.randrange(
-            7, 43))
-        stamp = rng.choice(ASSESSED).format(date=f"{when:%m/%d/%Y}")
-        story["notes"] = {c: t.replace(ASSESSED_SLOT, stamp) for c, t in story["notes"].items()}
+    # line order as the provider billed it: either way in every branch (``layout_of``)
+    n_paid, n_denied = (1, 2) if paid_first else (2, 1)
+    # the clinician who rendered (and signs) the claim's services, in every scenario
+    provider["rendering_clinician"] = _clinician(rng)
+    if "assessed_today" in story:  # the visit's other problem: who assessed it, and when
+        story["notes"] = {c: t.replace(ASSESSED_SLOT, _assessed_stamp(
+            story["assessed_today"], dos, provider["rendering_clinician"], rng))
+            for c, t in story["notes"].items()}
     # the claim lists the patient's other conditions too (3 or 4 diagnoses in all), so the
     # length of the list says nothing about how many problems the visit managed
     dxs = list(story["dxs"])
