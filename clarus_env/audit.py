@@ -581,9 +581,11 @@ def boosted_trees(x: Any, y: list[str], categorical: list[bool]) -> Any:
         return model.fit(x, y)
 
 
-def _predict(model: Any, x: Any) -> list[str]:
+def _log_proba(model: Any, x: Any) -> dict[str, float]:
+    """The model's log-probability of each class for one row."""
     with _one_thread().limit(limits=1, user_api="openmp"):
-        return [str(v) for v in model.predict(x)]
+        proba = model.predict_proba(x)[0]
+    return {str(c): math.log(max(p, 1e-12)) for c, p in zip(model.classes_, proba, strict=True)}
 
 
 # the learned shortcuts over leaves, one agent per feature set, each fitted on all of train:
@@ -629,8 +631,9 @@ def _pointer(train: TrainSet, views: list[dict[str, Any]]) -> Callable[..., int 
 
 def learned_rule(train: TrainSet, kinds: tuple[str, ...]) -> Decide | None:
     """Boosted trees per outcome field over the ``kinds`` of leaves the agent was shown
-    (``LEARNED_AGENTS``), fitted on train; a field with one value on train answers it. The
-    amount comes from ``_pointer``. None without scikit-learn, or where train shows no leaf
+    (``LEARNED_AGENTS``), fitted on train; the answer is the whole answer seen on train that
+    the fields' models find most likely together (a field with one value on train answers
+    it). The amount comes from ``_pointer``. None without scikit-learn, or where train shows no leaf
     of these kinds (for the overlap: no view holds two free texts side by side)."""
     try:
         import sklearn  # noqa: F401
@@ -653,12 +656,17 @@ def learned_rule(train: TrainSet, kinds: tuple[str, ...]) -> Decide | None:
         else:
             models[f] = boosted_trees(x, y, matrix.categorical)
     amount = _pointer(train, views)
+    # the answer is one of the whole answers seen on train, the one the per-field models find
+    # most likely together: per-field argmaxes can pair a finding with another finding's filing
+    answers = sorted({tuple(dict(lab)[f] for f in fields) for lab in train.labels})
 
     def decide(view: dict[str, Any]) -> dict[str, Any]:
         lv = view_leaves(view)
         row = matrix.transform([lv])
-        label = {f: _predict(models[f], row)[0] if f in models else constant[f]
-                 for f in fields}
+        logp = {f: _log_proba(models[f], row) for f in models}
+        best = max(answers, key=lambda a: sum(logp[f].get(v, -math.inf) if f in logp else 0.0
+                                              for f, v in zip(fields, a, strict=True)))
+        label = dict(zip(fields, best, strict=True))
         return {**label, "amount_cents": amount(label, view, lv)}
 
     return decide
