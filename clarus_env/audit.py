@@ -631,10 +631,11 @@ def _pointer(train: TrainSet, views: list[dict[str, Any]]) -> Callable[..., int 
 
 def learned_rule(train: TrainSet, kinds: tuple[str, ...]) -> Decide | None:
     """Boosted trees per outcome field over the ``kinds`` of leaves the agent was shown
-    (``LEARNED_AGENTS``), fitted on train; the answer is the whole answer seen on train that
-    the fields' models find most likely together (a field with one value on train answers
-    it). The amount comes from ``_pointer``. None without scikit-learn, or where train shows no leaf
-    of these kinds (for the overlap: no view holds two free texts side by side)."""
+    (``LEARNED_AGENTS``), fitted on train; the finding is its model's most likely value, the
+    rest the whole answer seen on train with that finding that the other fields' models find
+    most likely together (a field with one value on train answers it). The amount comes
+    from ``_pointer``. None without scikit-learn, or where train shows no leaf of these kinds
+    (for the overlap: no view holds two free texts side by side)."""
     try:
         import sklearn  # noqa: F401
     except ImportError:
@@ -656,16 +657,22 @@ def learned_rule(train: TrainSet, kinds: tuple[str, ...]) -> Decide | None:
         else:
             models[f] = boosted_trees(x, y, matrix.categorical)
     amount = _pointer(train, views)
-    # the answer is one of the whole answers seen on train, the one the per-field models find
-    # most likely together: per-field argmaxes can pair a finding with another finding's filing
+    # the finding is its model's most likely value; the rest is the whole answer seen on train
+    # with that finding that the other fields' models find most likely together (per-field
+    # argmaxes can pair a finding with another finding's filing; decoding the finding jointly
+    # too would trade its own accuracy for consistency)
     answers = sorted({tuple(dict(lab)[f] for f in fields) for lab in train.labels})
 
     def decide(view: dict[str, Any]) -> dict[str, Any]:
         lv = view_leaves(view)
         row = matrix.transform([lv])
         logp = {f: _log_proba(models[f], row) for f in models}
-        best = max(answers, key=lambda a: sum(logp[f].get(v, -math.inf) if f in logp else 0.0
-                                              for f, v in zip(fields, a, strict=True)))
+        first = fields[0]
+        pick = (max(sorted(logp[first]), key=lambda v: logp[first][v]) if first in logp
+                else constant[first])
+        best = max((a for a in answers if a[0] == pick), key=lambda a: sum(
+            logp[f].get(v, -math.inf) if f in logp else 0.0
+            for f, v in zip(fields[1:], a[1:], strict=True)))
         label = dict(zip(fields, best, strict=True))
         return {**label, "amount_cents": amount(label, view, lv)}
 
