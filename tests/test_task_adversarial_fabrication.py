@@ -777,8 +777,10 @@ def test_local_dates_matter() -> None:
 def test_bill_within_the_estimate_in_every_timing() -> None:
     """A bill within the estimate comes with every GFE timing, so it does not settle the
     timing; with a late or backdated GFE the violation is recorded (the convener is named)
-    and nothing is filed. It is rarer after a failed GFE (20%) than after a timely one (40%),
-    which keeps "late, no_action, $0" from being a winning constant answer."""
+    and nothing is filed. It comes at the same rate after every timing (issue 8, round 3: at
+    20% after a failed GFE and 40% after a timely one, the filing told the timing), and with
+    the biller no longer accepted for a timing finding "late, no_action, $0" is still no
+    winning constant answer (test below)."""
     seen: Counter[str] = Counter()
     by_timing: Counter[str] = Counter()
     for seed in range(1000, 2200):
@@ -793,8 +795,8 @@ def test_bill_within_the_estimate_in_every_timing() -> None:
                 assert exp["responsible_party"] == v["scheduler"]
     assert min(seen.values()) >= 0.15 * sum(seen.values()), seen
     share = {t: seen[t] / by_timing[t] for t in by_timing}
-    assert 0.33 <= share["timely"] <= 0.47, share
-    assert all(0.14 <= share[t] <= 0.26 for t in share if t != "timely"), share
+    assert all(0.29 <= share[t] <= 0.43 for t in share), share
+    assert max(share.values()) - min(share.values()) <= 0.08, share
 
 
 def _constant_no_action_passes(split_seeds: list[int] | range) -> dict[tuple[str, str], float]:
@@ -810,7 +812,8 @@ def _constant_no_action_passes(split_seeds: list[int] | range) -> dict[tuple[str
         if exp["resolution_type"] != "no_action" or exp["amount_cents"] != 0:
             continue
         for finding in {exp["finding"], *exp["finding_alts"]}:
-            for party in {exp["responsible_party"], exp["responsible_party_alt"]}:
+            for party in {exp["responsible_party"], exp["responsible_party_alt"]} - {
+                    "none-accepted-only"}:
                 passes[(finding, party)] += 1
     return {k: v / n for k, v in passes.items()}
 
@@ -1201,14 +1204,13 @@ def test_the_party_that_scheduled_is_not_always_the_one_that_bills() -> None:
         for f in ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
                   "billed_above_gfe"):
             assert seen[(biller, f)] >= 10, (biller, f, seen)
-    # the grader holds a timing failure against the scheduler, and also accepts the biller
-    # (it issued the GFE from its record and the filing runs against it; issue 8 V2/V4),
-    # but not "none"
+    # the grader holds a timing failure against the scheduler only (the convener, 45 CFR
+    # 149.610(a)(2)); neither the biller that did not schedule nor "none" passes
     s = first(lambda x: x["variant"]["split_scheduler"] and x["expected"]["finding"]
               == "gfe_issued_after_deadline" and not is_nv(x))
     a = task().oracle(s)
     assert failed(play(s, a)) == set()
-    assert "responsible_party_and_finding" not in failed(play(s, _edit(
+    assert "responsible_party_and_finding" in failed(play(s, _edit(
         a, "write_diagnosis", responsible_party=s["variant"]["biller"])))
     assert "responsible_party_and_finding" in failed(play(s, _edit(
         a, "write_diagnosis", responsible_party="none")))
@@ -1231,18 +1233,27 @@ def _business_days_to(a: dt.date, b: dt.date) -> int:
     return n
 
 
-def test_split_timing_violation_accepts_the_biller_too() -> None:
-    """A GFE timing violation convened by the other party: the scheduler or the biller (it
-    holds and issued the GFE, and the filing runs against it) — never anything else."""
+def test_split_timing_violation_names_the_scheduler_only() -> None:
+    """A GFE timing violation convened by the other party: only the scheduler (the convener,
+    45 CFR 149.610(a)(2)). Accepting the biller too made "facility" right in every two-party
+    timing case (issue 8, round 3: a constant "late, facility, balance correction" passed the
+    party wherever either party was a facility)."""
+    n = 0
+    for seed in DEV + TEST:
+        s = scenario(seed)
+        exp = s["expected"]
+        if s["variant"]["split_scheduler"] and exp["finding"].startswith("gfe_"):
+            n += 1
+            assert exp["responsible_party"] == s["variant"]["scheduler"]
+            assert exp["responsible_party_alt"] == "none-accepted-only"
+    assert n >= 50, n
     s = first(lambda x: x["variant"]["split_scheduler"]
               and x["expected"]["finding"].startswith("gfe_"), DEV + TEST)
-    exp = s["expected"]
-    assert exp["responsible_party_alt"] == s["variant"]["biller"] != exp["responsible_party"]
     a = task().oracle(s)
-    assert failed(play(s, _edit(a, "write_diagnosis",
-                                responsible_party=exp["responsible_party_alt"]))) == set()
-    assert "responsible_party_and_finding" in failed(play(s, _edit(
-        a, "write_diagnosis", responsible_party="none")))
+    assert failed(play(s, a)) == set()
+    for wrong in (s["variant"]["biller"], "none"):
+        assert "responsible_party_and_finding" in failed(play(s, _edit(
+            a, "write_diagnosis", responsible_party=wrong)))
     # not split: only the convener
     s = first(lambda x: not x["variant"]["split_scheduler"]
               and x["expected"]["finding"].startswith("gfe_"))
@@ -1363,8 +1374,9 @@ def test_a_timing_blind_reading_rarely_passes(split_seeds: list[int] | range) ->
     """An agent that cannot date the booking (no processor log) answers from the bill minus
     the biller's section alone: billed_above_gfe naming the biller when the bill is above it,
     no_violation when within. After a late or backdated GFE that is accepted only with a
-    PPDR-eligible excess, drawn rarer there (at one set of amount shares for every timing it
-    was accepted in 15% of dev / 23% of test, and the timing-blind finding in over half)."""
+    PPDR-eligible excess (and the biller never stands in for the scheduler of a late GFE):
+    with every excess window drawn at one rate for every timing, the $400+ open window is
+    kept to about a fifth of the bills so that this alternative stays near a tenth."""
     n = alt = blind = 0
     for seed in split_seeds:
         exp = scenario(seed)["expected"]
@@ -1377,6 +1389,25 @@ def test_a_timing_blind_reading_rarely_passes(split_seeds: list[int] | range) ->
                   and party in {exp["responsible_party"], exp["responsible_party_alt"]})
     assert 0.05 <= alt / n <= 0.13, alt / n
     assert blind / n <= 0.50, blind / n
+
+
+def test_the_filing_does_not_tell_the_timing() -> None:
+    """Issue 8, round 3: every excess window is drawn at one rate for every GFE timing, so an
+    agent that works out the filing without the processor log learns nothing about the
+    timing from it (a balance correction followed a late or backdated GFE 86-90% of the time,
+    and "the finding most common for the filing" beat the modal finding by +0.18)."""
+    by_res: dict[str, Counter[str]] = {}
+    overall: Counter[str] = Counter()
+    for seed in range(1000, 2200):
+        s = scenario(seed)
+        timing = s["variant"]["timing"]
+        by_res.setdefault(s["expected"]["resolution_type"], Counter())[timing] += 1
+        overall[timing] += 1
+    n = sum(overall.values())
+    for res, c in by_res.items():
+        m = sum(c.values())
+        for timing in overall:
+            assert abs(c[timing] / m - overall[timing] / n) <= 0.07, (res, c, overall)
 
 
 def test_ppdr_window_boundary_is_not_over_sampled() -> None:

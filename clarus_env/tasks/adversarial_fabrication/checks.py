@@ -23,8 +23,8 @@ What each check tests now (ids kept from the seed):
 * ``responsible_party_and_finding`` — the diagnosis at the first filing names the finding
   (backdated / late / billed above a timely GFE / no violation) and the responsible party: for
   a GFE timing finding the convener — the party that scheduled (took the booking deposit),
-  which is not always the one that bills; then the biller is accepted too (it issued the GFE
-  and the filing runs against it) —, for ``billed_above_gfe`` the party that billed above its
+  which is not always the one that bills, and only it (45 CFR 149.610(a)(2), (b)(1)) —, for
+  ``billed_above_gfe`` the party that billed above its
   own section (provider or facility); for ``no_violation`` ``none``, or the biller. Other
   findings the records equally support (``finding_alts``) pass too: a backdated GFE was also
   late by the real booking (``gfe_issued_after_deadline``); a late or backdated GFE whose

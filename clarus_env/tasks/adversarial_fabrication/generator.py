@@ -23,10 +23,8 @@ The answer follows from the records the agent fetches and from nothing else:
   (booking date, GFE date) is drawn exactly as a timely one's; only the processor log's
   authorization dates the real booking (the ledger posts the deposit on the date of service).
 * **The bill against the estimate**: above the billing party's own section, or within it
-  (40% of timely GFEs, 20% of late or backdated ones: with one share for every timing the
-  constant answer "late, no_action, $0" was right in over a fifth of scenarios, above the
-  most common whole answer; every timing still comes with bills of every kind, and the
-  amounts are drawn alike whatever the share). The service, locality,
+  (a third of the bills, after every GFE timing alike: the filing says nothing about the
+  timing). The service, locality,
   self-pay multiple and the other parties' sections are kept only when every excess window
   is reachable from them, whichever the branch wants, and a changed service goes either way
   (needed unplanned, or planned and not needed) at the same rate in every branch: no single
@@ -62,9 +60,8 @@ The answer follows from the records the agent fetches and from nothing else:
   their neighbours, and a mailed bill is often read when its window is open only counted from
   receipt, not from the statement's date) → ``nsa_dispute`` of the excess (with a late or
   backdated GFE the PPDR-eligible excess makes ``billed_above_gfe`` naming the biller an
-  accepted finding too, an answer given without dating the booking, so after a late or
-  backdated GFE a bill above the estimate is drawn under $400 above it or after the window
-  more often than after a timely one — the amounts of each window drawn alike); a smaller
+  accepted finding too: the filing rests on it; every excess window is drawn at the same rate
+  after every timing); a smaller
   excess or a closed window → ``balance_correction`` of the excess;
   a bill within the estimate → ``no_action`` (no dispute: the decision is a no_action draft or
   a no_action submission).
@@ -122,7 +119,7 @@ NEAR_HOLIDAY = 0.35
 OPEN_LAST_WEEK = 0.35
 # a timely GFE goes out on its printed date this often; otherwise later, by the deadline
 # (often on the deadline day itself: the 3-business-day rule and the holidays decide)
-TIMELY_SENT_ON_DATE = 0.3
+TIMELY_SENT_ON_DATE = 0.25
 THRESHOLD_CENTS = 40_000  # 45 CFR 149.620: at least $400 above the GFE's expected charges
 PPDR_DAYS = 120  # calendar days from receipt of the initial bill
 PPDR_FEE = "25.00"
@@ -156,27 +153,22 @@ EXCESS_WINDOWS = {"within": (-10**9, 0), "under": (4_000, THRESHOLD_CENTS - 1),
                   "over": (THRESHOLD_CENTS, MAX_EXCESS)}
 LATE_WEEKEND = 0.16  # late GFEs delivered on the weekend after the deadline
 EHR_STATES_PRINTED = 0.15  # a late GFE's EHR counter states its printed date (else later)
-# Bills within the biller's own expected charges: less often after a late or backdated GFE
-# than after a timely one. At one share in every timing (42%) the constant answer "late, the
-# scheduler, no_action, $0" was right wherever a failed GFE met a bill within the estimate
-# (22% of test, above the most common whole answer): at these shares no constant answer is
-# right in more than about 15% of scenarios (no_violation itself is 36% x 40%). Only the
-# branch probabilities differ: the amounts are drawn alike, so within/above is still told
-# only by the bill minus the biller's own section.
-WITHIN_ESTIMATE = {"timely": 0.40, "failed": 0.20}
-# A bill above the estimate, by the GFE's timing: under $400 above it below UNDER_BELOW, else
-# $400+ with the 120-day window open below OVER_OPEN_BELOW and closed above it (the day the
-# deadline lookup is read on against the statement's receipt, not the size of the excess,
-# decides between a dispute and a correction). After a late or backdated GFE a PPDR-eligible
-# excess ($400+, window open) also accepts billed_above_gfe naming the biller — an answer an
-# agent gives without dating the booking — so it is drawn rarer there (about a tenth of all
-# scenarios; at one set of shares for every timing it was 15% of dev / 23% of test, and the
-# bill-minus-estimate agent without the processor log got within 0.22 of the full heuristic's
-# outcome); a timely GFE's excess is more often PPDR-eligible, so balance_correction, the
-# most common resolution, stays under half. Only the branch probabilities differ: the amounts
-# of each window are drawn alike in every timing.
-UNDER_BELOW = {"timely": 0.10, "failed": 0.40}
-OVER_OPEN_BELOW = {"timely": 0.85, "failed": 0.62}
+# The bill against the biller's own section is drawn with the same shares after every GFE
+# timing (issue 8, round 3 red team): the share of bills within the estimate and, above it,
+# the shares under $400 / $400+ with the window open / $400+ after it closed. With shares that
+# depended on the timing (a balance correction followed a late or backdated GFE 86-90% of the
+# time) an agent that worked out the filing without the processor log answered the finding
+# most common for that filing and beat the modal finding by +0.18. Now the filing says nothing
+# about the timing: only the processor log read in local time does. With the timing shares
+# below, no_violation (timely and within) is 40% x 36% = 14% of scenarios.
+WITHIN_ESTIMATE = 0.36
+# A bill above the estimate: under $400 above it below UNDER_BELOW, else $400+ with the
+# 120-day window open below OVER_OPEN_BELOW and closed above it (the day the deadline lookup is
+# read on against the statement's receipt, not the size of the excess, decides between a
+# dispute and a correction): about 22% / 19% / 23% of scenarios, so balance_correction, the
+# most common resolution, stays under half.
+UNDER_BELOW = 0.34
+OVER_OPEN_BELOW = 0.64
 FINDINGS = ("gfe_backdated_before_scheduling", "gfe_issued_after_deadline",
             "billed_above_gfe", "no_violation")
 BUSINESS_DAYS = ("Monday-Friday excluding federal holidays (practice policy; 45 CFR 149.610 "
@@ -486,9 +478,12 @@ def _minute_of_day(rng: random.Random, state: str, day: dt.date, after: int | No
     lo = 0 if after is None else after + 1
     flip = (24 + utc_offset(state, day)) * 60  # first local minute on the next UTC day
     r = rng.random()
-    if r < 0.35 and max(lo, flip) < hi:
+    # evenings most often (online bookings and automated sends after work): then the UTC
+    # date is already the next day, so a GFE dated on the booking's local day reads as dated
+    # before it to anyone who takes the UTC date for the local one (issue 8, round 3)
+    if r < 0.6 and max(lo, flip) < hi:
         return rng.randrange(max(lo, flip), hi)
-    if r < 0.6 and lo < 6 * 60 + 30:
+    if r < 0.8 and lo < 6 * 60 + 30:
         return rng.randrange(lo, 6 * 60 + 30)
     if lo < min(flip, 18 * 60) and max(lo, 8 * 60) < min(flip, 18 * 60):
         return rng.randrange(max(lo, 8 * 60), min(flip, 18 * 60))
@@ -635,14 +630,19 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # or backdated GFE can come with a bill within the estimate (a violation with nothing to
     # recover), so "the bill is within the estimate" does not settle the timing.
     r = rng.random()
-    timing = ("dated_before_scheduling" if r < 0.32 else
-              "issued_after_deadline" if r < 0.64 else "timely")
-    within = rng.random() < WITHIN_ESTIMATE["timely" if timing == "timely" else "failed"]
+    # backdated 20%, late 40%, timely 40% (issue 8, round 3 red team): every backdated GFE is
+    # dated before the booking's UTC date too, so a UTC-date reading flags all of them and the
+    # non-backdated GFEs dated on an evening booking's local day (about a third); at 32%
+    # backdated the flag alone picked the backdated GFEs out and a boosted forest over the
+    # raw dates beat the modal finding by +0.23; at 20% late stays the most likely finding
+    # among the flagged scenarios, so the flag no longer answers — only the local date does
+    timing = ("dated_before_scheduling" if r < 0.20 else
+              "issued_after_deadline" if r < 0.60 else "timely")
+    within = rng.random() < WITHIN_ESTIMATE
     no_violation = within and timing == "timely"
     r = rng.random()
-    timing_kind = "timely" if timing == "timely" else "failed"
-    amount_branch = ("within" if within else "under" if r < UNDER_BELOW[timing_kind] else
-                     "over_open" if r < OVER_OPEN_BELOW[timing_kind] else "over_closed")
+    amount_branch = ("within" if within else "under" if r < UNDER_BELOW else
+                     "over_open" if r < OVER_OPEN_BELOW else "over_closed")
     delivery_in = "processor_log" if rng.random() < 0.34 else "facility_record"
     near_threshold = rng.random() < 0.5
     want_change = rng.random() < 0.6
@@ -811,11 +811,15 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     def prepared_on(booked: dt.date, rule: int) -> dt.date:
         """The GFE's printed date in the provider's story, drawn the same way for a timely
-        and a backdated GFE: the booking day, or a later business day before the deadline
-        day (prepared, then released by the deadline)."""
+        and a backdated GFE: the booking day, or a later business day up to the deadline day
+        itself (prepared, then released by the deadline). A GFE dated on its deadline day
+        sits one business day from a late one honestly dated on its first late day, so the
+        printed date against the booking date is read only through the deadline rule."""
         last = add_business_days(booked, rule - 1)
         r = rng.random()
-        return booked if r < 0.5 else last if r < 0.75 else _date_between(rng, booked, last)
+        if r < 0.15:
+            return add_business_days(booked, rule)
+        return booked if r < 0.75 else last if r < 0.87 else _date_between(rng, booked, last)
 
     if timing == "dated_before_scheduling":
         # The motive: the GFE went out late by the real booking, so the provider dated it —
@@ -830,7 +834,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # few days later at most; the service stays 4+ business days ahead (3+ under either
         # counting of the date of service) and never exactly 10 ahead
         room = (claimed_due - gfe_dated).days
-        gaps = ([1] if rng.random() < 0.7 else []) + rng.sample(range(1, room + 1), room)
+        # (a GFE dated on the story's deadline day leaves no room before it: next day)
+        gaps = ([1] if rng.random() < 0.7 or room < 1 else []) + rng.sample(
+            range(1, room + 1), max(room, 0))
         for d in gaps:
             sched = gfe_dated + dt.timedelta(days=d)
             lead = _business_days_between(sched, dos)
@@ -858,9 +864,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # delivery day), and deliveries cluster at the deadline from both sides, weekends and
     # holidays included — only the deadline arithmetic in the facility's local time decides.
     def on_or_before_deadline(first: dt.date, deadline: dt.date | None = None) -> dt.date:
-        """A delivery day in [first, deadline]: the deadline itself half the time."""
+        """A delivery day in [first, deadline]: the deadline itself 70% of the time (a late
+        GFE goes out on the first business day after it as often: most timings hinge on the
+        local date of a delivery near the deadline, often an evening one whose UTC date is
+        already the next day — issue 8, round 3)."""
         deadline = deadline or gfe_deadline
-        if rng.random() < 0.5:
+        if rng.random() < 0.7:
             return deadline
         return _date_between(rng, first, deadline)
 
@@ -876,9 +885,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # clustered just after it, never on or after the date of service
         x_max = max(1, _business_days_between(gfe_deadline, dos) - 2)
         r_late = rng.random()
-        if r_late < 0.45:  # the first business day after the deadline
+        if r_late < 0.7:  # the first business day after the deadline
             delivered = add_business_days(gfe_deadline, 1)
-        elif r_late < 0.6:  # over the weekend / holiday right after the deadline
+        elif r_late < 0.85:  # over the weekend / holiday right after the deadline
             delivered = gfe_deadline + dt.timedelta(days=1)
         else:
             delivered = add_business_days(gfe_deadline, rng.randrange(1, x_max + 1))
@@ -899,9 +908,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         r_date = rng.random()
         # on its printed date about as often as a timely GFE (TIMELY_SENT_ON_DATE and the
         # deadline-day releases): the printed date against the delivery says nothing
-        if r_date < 0.4:
+        if r_date < 0.32:
             gfe_date = delivered  # honestly dated on its (late) delivery day
-        elif r_date < 0.75:
+        elif r_date < 0.85:
             gfe_date = sched  # dated on the booking day, as if on time
         else:  # dated some day before it went out
             gfe_date = _date_between(rng, sched, min(gfe_deadline, delivered))
@@ -1377,13 +1386,15 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # expected charges is that billing party's
         "responsible_party": ("none" if no_violation else
                               convener if finding == "billed_above_gfe" else scheduler_kind),
-        # with nothing wrong, naming the party that billed is also defensible; with a GFE
-        # timing violation convened by the other party, the party that bills is defensible
-        # too: the GFE sits in its record (it prepared and issued it, so it acted as a
-        # convener, 45 CFR 149.610(a)(2)) and any dispute or correction runs against it
-        # (45 CFR 149.620)
-        "responsible_party_alt": (convener if no_violation or (
-            finding.startswith("gfe_") and split) else "none-accepted-only"),
+        # with nothing wrong, naming the party that billed is also defensible. A GFE timing
+        # violation is the convener's alone: 45 CFR 149.610(a)(2) defines the convening
+        # provider or facility as the one responsible for scheduling the primary item or
+        # service, and 149.610(b)(1) puts the GFE's furnishing and its deadline on it; a
+        # co-provider or co-facility only submits its own expected charges to the convener
+        # (149.610(b)(2)). The biller that did not schedule is not accepted for a timing
+        # finding (it was, and then "facility" was right in every two-party timing case, so a
+        # constant answer passed without reading who scheduled).
+        "responsible_party_alt": convener if no_violation else "none-accepted-only",
         "finding": finding,
         # other findings the records equally support: a backdated GFE was also late by the
         # real booking; a late or backdated GFE whose biller billed $400+ above its own
