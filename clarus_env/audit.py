@@ -650,10 +650,13 @@ def learned_rule(train: TrainSet, kinds: tuple[str, ...]) -> Decide | None:
     fields = [f for f, _ in train.labels[0]]
     models: dict[str, Any] = {}
     constant: dict[str, str] = {}
-    for f in fields:
+    answers = sorted({tuple(dict(lab)[f] for f in fields) for lab in train.labels})
+    for i, f in enumerate(fields):
         y = [dict(lab)[f] for lab in train.labels]
         if len(set(y)) < 2:
             constant[f] = y[0]
+        elif i and len({a[0] for a in answers}) == len({(a[0], a[i]) for a in answers}):
+            continue  # the finding decides this field on train: the decoding below sets it
         else:
             models[f] = boosted_trees(x, y, matrix.categorical)
     amount = _pointer(train, views)
@@ -661,7 +664,6 @@ def learned_rule(train: TrainSet, kinds: tuple[str, ...]) -> Decide | None:
     # with that finding that the other fields' models find most likely together (per-field
     # argmaxes can pair a finding with another finding's filing; decoding the finding jointly
     # too would trade its own accuracy for consistency)
-    answers = sorted({tuple(dict(lab)[f] for f in fields) for lab in train.labels})
 
     def decide(view: dict[str, Any]) -> dict[str, Any]:
         lv = view_leaves(view)

@@ -17,10 +17,11 @@ import pytest
 
 from clarus_env.audit import (
     BILLING_TASKS,
+    LEARNED_AGENTS,
     NaiveBayes,
     RewardFarmer,
     answered,
-    audit_task,
+    audit_splits,
     claim_key,
     format_audit,
     judged_fields,
@@ -144,8 +145,15 @@ def test_grade_details_never_state_an_expected_value() -> None:
 
 # -- the audit itself (slow: every agent over a whole split) ---------------------------------
 @pytest.fixture(scope="module")
-def reports() -> dict[str, dict[str, Any]]:
-    return {task: audit_task(task, "test") for task in BILLING_TASKS}
+def audits() -> dict[str, dict[str, dict[str, Any]]]:
+    """Every billing task audited on test and dev, the shortcuts fitted once per task."""
+    return {task: dict(zip(("test", "dev"), audit_splits(task, ["test", "dev"]), strict=True))
+            for task in BILLING_TASKS}
+
+
+@pytest.fixture(scope="module")
+def reports(audits: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    return {task: both["test"] for task, both in audits.items()}
 
 
 # The partial reasoner (`partial_<record>`: the heuristic without the task's key record doing the
@@ -169,11 +177,13 @@ def test_no_shortcut_passes_more_than_its_class(reports: dict[str, dict[str, Any
                                                 ) -> None:
     rep = reports[task]
     text = format_audit(rep)
-    best = rep["best_shortcut"]
     # a constant answer with the process done passes exactly where the whole answer (finding,
     # party, resolution, reason) is its own: no shortcut may pass more than the most common
-    # whole answer's share plus 0.05
-    assert best["pass_rate"] <= rep["modal_outcome"]["share"] + 0.05, text
+    # whole answer's share plus 0.05 (the boosted and overlap shortcuts are held to it, on dev
+    # and test, by their own tests below)
+    best = max(r["pass_rate"] for r in rep["agents"]
+               if r["kind"] != "reference" and r["agent"] not in LEARNED_AGENTS)
+    assert best <= rep["modal_outcome"]["share"] + 0.05, text
 
 
 # Every hand-written shortcut now stays within the modal share + 0.10 in every billing task (the
@@ -188,7 +198,8 @@ def test_no_hand_written_shortcut_beats_the_modal_share(reports: dict[str, dict[
                                                         task: str) -> None:
     rep = reports[task]
     text = format_audit(rep)
-    rows = [r for r in rep["agents"] if r["kind"] == "shortcut" and r["agent"] != "rf_records"]
+    rows = [r for r in rep["agents"] if r["kind"] == "shortcut"
+            and r["agent"] != "rf_records" and r["agent"] not in LEARNED_AGENTS]
     for f in rep["fields"]:
         top = max(r["field_accuracy"][f] for r in rows if f in judged_fields(r["agent"], [f]))
         assert top <= rep["modal_share"][f]["share"] + 0.10, (f, text)
@@ -213,6 +224,64 @@ def test_forest_shortcut_stays_near_the_modal_share(reports: dict[str, dict[str,
     rf = next(r for r in rep["agents"] if r["agent"] == "rf_records")
     for f in rep["fields"]:
         assert rf["field_accuracy"][f] <= rep["modal_share"][f]["share"] + 0.10, (f, rf)
+
+
+def _learned_breaks(both: dict[str, dict[str, Any]], agents: list[str]) -> list[str]:
+    """Every bar one of ``agents`` breaks on dev or test: a pass rate above the most common
+    whole answer's share + 0.05, a field above its modal share + 0.10."""
+    out = []
+    for split, rep in both.items():
+        cap = rep["modal_outcome"]["share"] + 0.05
+        for r in rep["agents"]:
+            if r["agent"] not in agents:
+                continue
+            if r["pass_rate"] > cap:
+                out.append(f"{split} {r['agent']} pass {r['pass_rate']:.3f} > {cap:.3f}")
+            for f in rep["fields"]:
+                bar = rep["modal_share"][f]["share"] + 0.10
+                if r["field_accuracy"][f] > bar:
+                    out.append(f"{split} {r['agent']} {f} {r['field_accuracy'][f]:.3f} > {bar:.3f}")
+    return out
+
+
+# The boosted trees over the leaves an agent is shown (gb_numbers, gb_dates, gb_labels,
+# gb_records; red team round 3 found them +0.23 to +0.32 above the modal share where the
+# random forests found +0.10). Measured at cff0ce4 (abductive splits of 1a67db0), test / dev:
+# - deductive_liability: gb_records finding 0.596 / 0.560 (bar 0.340), party 0.624 / 0.673
+#   (0.580), resolution 0.556 / 0.567 (0.420); gb_numbers finding 0.580 / 0.520; pass at most
+#   0.172 / 0.173 (cap 0.250)
+# - abductive_conflict: pass gb_records 0.560 / 0.560, gb_numbers 0.556, gb_labels 0.552
+#   (cap 0.546 / 0.543); fields within the bar
+# - adversarial_fabrication: gb_dates finding 0.444 on test (0.428), gb_records resolution
+#   0.567 on dev (0.547)
+# Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
+GB_LEAKS: set[str] = {"deductive_liability", "abductive_conflict", "adversarial_fabrication"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", _known(GB_LEAKS))
+def test_boosted_shortcuts_stay_near_the_modal_share(
+        audits: dict[str, dict[str, dict[str, Any]]], task: str) -> None:
+    gb = [a for a in LEARNED_AGENTS if a.startswith("gb_")]
+    assert not _learned_breaks(audits[task], gb), _learned_breaks(audits[task], gb)
+
+
+# The note-overlap shortcut (overlap_records: shared tokens, shared number tokens and Jaccard
+# between side-by-side free texts, with the categorical leaves; red team round 3 read the
+# abductive line notes at 0.54 of test and 0.87 of dev). Measured at cff0ce4, test / dev:
+# - abductive_conflict: pass and every field 0.604 / 0.547 (bars: pass 0.546 / 0.543, field
+#   0.596 / 0.593); it read 0.760 of dev on the splits before 1a67db0
+# - deductive_liability: finding 0.416 / 0.380 (bar 0.340), resolution 0.428 on test (0.420)
+# - adversarial_fabrication holds (finding 0.300 / 0.313, pass 0.004 / 0.033).
+OVERLAP_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", _known(OVERLAP_LEAKS))
+def test_overlap_shortcut_stays_near_the_modal_share(
+        audits: dict[str, dict[str, dict[str, Any]]], task: str) -> None:
+    assert not _learned_breaks(audits[task], ["overlap_records"]), _learned_breaks(
+        audits[task], ["overlap_records"])
 
 
 @pytest.mark.slow
