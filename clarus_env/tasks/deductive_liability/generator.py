@@ -320,23 +320,91 @@ def price_lines(lines: list[dict[str, Any]], plan: dict[str, Any], *, visit_copa
     return out
 
 
-# the share of members close to the out-of-pocket maximum, and their room left (cents, drawn
-# log-uniformly and independently of this claim): below the claim's share the cap binds
-CLOSE_SHARE = 0.4
-CLOSE_ROOM = (1_500, 90_000)
+# Plan cost sharing drawn per plan (issue 8, round 6): with five fixed templates an absolute
+# amount (an OOP total, a coinsurance dollar figure) stood in for "room against the cap" or
+# "coinsurance on allowed vs billed". Each plan now has its own deductible, OOP maximum,
+# coinsurance and copays, drawn from wide ranges per metal level that overlap, in whole
+# dollars as real plans print them, within the 2026 self-only limits of 45 CFR 156.130(a)
+# ($10,600; $8,500 for an HSA-qualified HDHP, IRS Rev. Proc. 2025-19, DOMAIN.md).
+# metal structure -> (deductible range, OOP maximum low end, coinsurance % range,
+# primary-care copay range), dollars
+PLAN_RANGES: dict[str, tuple[tuple[int, int], int, tuple[int, int], tuple[int, int]]] = {
+    "platinum": ((0, 1_500), 1_500, (5, 20), (5, 30)),
+    "gold": ((250, 3_500), 3_000, (10, 30), (15, 45)),
+    "silver": ((1_500, 6_500), 5_000, (15, 40), (25, 60)),
+    "bronze": ((4_000, 9_000), 7_000, (25, 50), (35, 75)),
+    "hdhp": ((3_000, 7_000), 5_000, (10, 40), (0, 0)),
+}
 
 
-def _room_draw(rng: random.Random) -> int:
-    lo, hi = CLOSE_ROOM
-    return round(lo * (hi / lo) ** rng.random())
+def _draw_plan(rng: random.Random, tpl: dict[str, Any]) -> dict[str, Any]:
+    """A self-only plan of the template's structure (copays or not; an HDHP without copays)
+    with its own amounts: the deductible in $50 steps, the OOP maximum in $50 steps between
+    the deductible (plus room for coinsurance) and the legal limit, an integer coinsurance
+    rate, copays in $5 steps (specialist 1.5-2.5x primary care). Whether copays count toward
+    the deductible is the plan's own term (drawn)."""
+    hdhp = "hdhp" in tpl["plan_id"]
+    key = "hdhp" if hdhp else tpl["metal_level"]
+    (d_lo, d_hi), o_lo, (c_lo, c_hi), (p_lo, p_hi) = PLAN_RANGES[key]
+    limit = 850_000 if hdhp else 1_060_000
+    ded = 0 if key == "platinum" and rng.random() < 0.3 else \
+        rng.randrange(d_lo // 50, d_hi // 50 + 1) * 5_000
+    lo = max(o_lo * 100, ded + 100_000)
+    oop = rng.randrange(lo // 5_000, limit // 5_000 + 1) * 5_000
+    p = dict(tpl)
+    p.update(deductible=ded, oop_max=oop, coinsurance_pct=rng.randrange(c_lo, c_hi + 1))
+    if tpl["copay_primary_care"] > 0:
+        pc = rng.randrange(p_lo // 5, p_hi // 5 + 1) * 500
+        spec = max(pc + 500, round(pc * (1.5 + rng.random()) / 500) * 500)
+        p.update(copay_primary_care=pc, copay_specialist=spec,
+                 copay_urgent_care=max(pc, round(spec * (0.8 + 0.4 * rng.random()) / 500)
+                                       * 500),
+                 copay_emergency=rng.randrange(10, 61) * 1_000,
+                 copays_count_toward_deductible=rng.random() < 0.4)
+    p["source"] = (
+        "OOP max limit 2026: 45 CFR 156.130(a) ($10,600 self-only; 90 FR 27074, June 25, "
+        "2025)" + ("; HSA-qualified HDHP OOP max $8,500 self-only (IRC 223(c)(2), IRS Rev. "
+                   "Proc. 2025-19); all services except preventive care are subject to the "
+                   "deductible, so there are no copays" if hdhp else "")
+        + ". AV: 45 CFR 156.140(b) (nominal metal-level value). The deductible, coinsurance, "
+        "copays and OOP maximum are this plan's own terms within these limits.")
+    return p
+
+
+# the share of members close to the out-of-pocket maximum, and their room left as a multiple
+# of this claim's (uncapped) share, drawn log-uniformly in CLOSE_RATIO: below 1 the cap binds
+# (half the close members), above it the room only comes near. Drawn jointly with the share
+# (issue 8, round 6: a room drawn in dollars regardless of the claim made a binding cap a
+# matter of a small absolute room); an ignored cap draws its ratio from the same law, below 1
+CLOSE_SHARE = 0.5
+CLOSE_RATIO = (0.2, 5.0)
+
+
+def _room_draw(rng: random.Random, share: int, *, below: bool = False,
+               above: bool = False) -> int:
+    lo, hi = CLOSE_RATIO
+    if below:
+        hi = 1.0
+    if above:
+        lo = 1.0
+    return round(share * lo * (hi / lo) ** rng.random())
 # a balance brought forward from an earlier statement: none for this share of accounts, else
 # drawn log-uniformly in this range (cents), in every branch alike
-PRIOR_NONE = 0.4
-PRIOR_RANGE = (1_500, 60_000)
+PRIOR_NONE = 0.3
+PRIOR_RANGE = (1_500, 90_000)
 
 
 def _prior_draw(rng: random.Random) -> int:
     lo, hi = PRIOR_RANGE
+    return round(lo * (hi / lo) ** rng.random())
+
+
+# the balance a part payment left open (cents, log-uniform, the same law in every branch)
+OPEN_RANGE = (500, 40_000)
+
+
+def _open_draw(rng: random.Random) -> int:
+    lo, hi = OPEN_RANGE
     return round(lo * (hi / lo) ** rng.random())
 
 
@@ -346,7 +414,7 @@ PAY_STATES: tuple[tuple[str, int], ...] = (("none", 3), ("full", 2), ("part", 5)
 # stale total lags the plan of record: a claim processed elsewhere, $1 to this many
 STALE_LAG_MAX = 150
 # the deductible before the claim, where the member is far from the OOP maximum (every branch)
-DED_STATES: tuple[tuple[str, int], ...] = (("met", 1), ("partial", 6), ("not_met", 2))
+DED_STATES: tuple[tuple[str, int], ...] = (("met", 3), ("partial", 5), ("not_met", 2))
 
 
 def _remaining_draw(rng: random.Random, state: str, first_allowed: int) -> int:
@@ -463,7 +531,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             return p["deductible"] > 0
         return True
 
-    plan = rng.choice([p for p in cache["plans"] if plan_ok(p)])
+    for _ in range(200):
+        plan = _draw_plan(rng, rng.choice(cache["plans"]))
+        if plan_ok(plan):
+            break
+    else:  # pragma: no cover - every metal level has copays a $10+ visit clears
+        raise RuntimeError(f"deductive_liability seed {seed}: no plan fits {kind}")
     has_copay = plan["copay_primary_care"] > 0
     visit_copay = plan_copay(plan)
 
@@ -556,7 +629,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             stale_draw = min(deductible, counted + 100 + first_allowed // 2)
             top_r = min(stale_draw - counted - 100, first_allowed * 90 // 100)
         remaining = max(0, top_r - round(100 * STALE_LAG_MAX ** rng.random()))
-        if close:  # close to the maximum the plan of record has the deductible met
+        # close to the maximum the plan of record has the deductible met; far from it, the
+        # claim processed elsewhere met it as often as any far member has it met
+        if close or rng.random() < DED_STATES[0][1] / sum(w for _, w in DED_STATES):
             remaining = 0
         ded_state = "met" if remaining == 0 else "partial"
 
@@ -589,8 +664,16 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     prior_ded = max(prior_ded, older_ded_after)
     remaining = deductible - prior_ded
     # other claims this year (other providers, pharmacy copays) add to the OOP total beyond the
-    # deductible, whatever the deductible state
-    prior_oop = older_oop_after + (prior_ded - older_ded_after) + rng.randrange(0, 80_000)
+    # deductible, whatever the deductible state. On a copay plan whose copays do not count
+    # toward the deductible, a member with deductible left may have paid much more in copays
+    # (office visits elsewhere, prescriptions), which still count toward the OOP maximum
+    # (45 CFR 156.130; DOMAIN.md §2): up to $2,500, so that a high OOP total does not by
+    # itself say the deductible is met (issue 8, round 6)
+    base_oop = older_oop_after + (prior_ded - older_ded_after)
+    extra_hi = 80_000
+    if remaining > 0 and has_copay and not plan["copays_count_toward_deductible"]:
+        extra_hi = max(80_000, min(250_000, (oop_max - base_oop) // 2))
+    prior_oop = base_oop + rng.randrange(0, extra_hi)
     # the copay is collected at check-in when the patient can pay, else billed on the
     # statement (any branch; the two errors about a check-in payment need one)
     checkin = visit_copay if (has_copay and visit_copay > 0 and (
@@ -628,12 +711,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # check-in and than the copays and deductible of the claim (the cap cuts coinsurance)
     fixed = sum(cs["copay"] + cs["deductible"] for cs in uncapped)
     lo = max(checkin + 100, pr_unc * 15 // 100, fixed + 100)
-    room = _room_draw(rng) if close else 0
+    room = _room_draw(rng, pr_unc, below=kind == "oop_max_exceeded") if close else 0
     if kind == "oop_max_exceeded":
-        for _ in range(60):  # the same room, drawn until it is short of the claim's share
+        for _ in range(60):  # the same law below 1, drawn until the room clears the copays
             if lo <= room < pr_unc:
                 break
-            room = _room_draw(rng)
+            room = _room_draw(rng, pr_unc, below=True)
         else:
             room = rng.randrange(lo, max(lo + 1, pr_unc * 85 // 100))
     if close:
@@ -657,8 +740,18 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     elif cap_state != "far":
         # close, but with more room than this claim's (or the insurer's) share
         oop_left = max(top + 100, room)
-    elif oop_left <= top:
-        oop_left = top + rng.randrange(100, rng.choice((20_001, 60_001)))
+    else:
+        # far from the maximum: a member with the deductible met has paid coinsurance on
+        # other claims since, anywhere up to where the room left is the top of the close law
+        # (``CLOSE_RATIO``) times this claim's share, so the room against the share runs on
+        # continuously from close to far and the OOP total alone does not say which (issue 8,
+        # round 6: far members all sat just above the deductible, close ones at the maximum)
+        base = older_oop_after + (prior_ded - older_ded_after)
+        span = oop_max - round(CLOSE_RATIO[1] * top) - base
+        if remaining == 0 and span > 0:
+            oop_left = oop_max - base - rng.randrange(span)
+        if oop_left <= top:
+            oop_left = top + rng.randrange(100, rng.choice((20_001, 60_001)))
     prior_oop = oop_max - oop_left
     assert prior_oop >= older_oop_after + (prior_ded - older_ded_after), (prior_oop, oop_max)
 
@@ -683,16 +776,16 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     pr_eob_total = sum(cs["patient"] for cs in eob_shares)
     stale_lag = 0 if stale_remaining is None else stale_remaining - remaining
     if kind == "oop_max_exceeded":
-        # the insurer's stale total is itself an ordinary member state, drawn as every branch
-        # draws the plan's (close to the maximum with the same room, or far from it), plus
-        # this claim and stopped at the maximum: only the plan of record shows less room
+        # the insurer's stale total missed a claim processed elsewhere (as a stale deductible
+        # total does), by enough that this claim seemed to fit under the maximum: after it,
+        # the EOB's total sits below the maximum by what a member who only comes near the cap
+        # keeps (the "near" law of ``CLOSE_RATIO``), so the EOB reads like any near member's
+        # and only the plan of record's room against the EOB's share shows the cap ignored.
+        # (A stale total drawn far from the cap, below the plan's own, was a cue a forest
+        # read from the two OOP totals' absolute values; issue 8, round 6.)
         room = oop_max - pr_eob_total - older_oop_after
         assert room >= 0, room
-        if rng.random() < CLOSE_SHARE:
-            gap = max(0, _room_draw(rng) - pr_eob_total)
-        else:
-            gap = oop_max - pr_eob_total - (older_oop_after + (prior_ded - older_ded_after)
-                                            + rng.randrange(0, 80_000))
+        gap = _room_draw(rng, pr_eob_total, above=True) - pr_eob_total
         gap = min(room, max(0, gap))
         eob_oop_after = oop_max - gap
     elif oop_bind or eob_capped:
@@ -784,9 +877,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         pay_state = "none"
     if paid:
         assert due > 0
-    # a part payment: some of the statement, by card online, the rest still open
-    paid_part = rng.randrange(max(1, due * 3 // 10), due * 9 // 10) \
-        if pay_state == "part" else 0
+    # a part payment: some of the statement, by card online, the rest still open. What is
+    # left open is drawn from one law in every branch (``OPEN_RANGE``, never all of the
+    # statement), not as a fraction of the amount due: a fraction carried the finding's own
+    # overstatement into the ledger balance, which alone then guessed refund vs correction;
+    # now only the open balance against the overcharge does (issue 8, round 6)
+    paid_part = due - min(_open_draw(rng), due * 9 // 10) if pay_state == "part" else 0
     paid_amount = due if paid else paid_part
     correct_balance = prior_bal + pr_correct - checkin - paid_amount
     if kind == "duplicate_charge":
@@ -1303,6 +1399,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "duplicate_posted_line": dup_line["line"] if dup_line is not None else None,
         "duplicate_written_down": dup_adjusted,
         "old_refunded_duplicate": old_noise, "oop_binds": oop_bind, "near_cap": near_cap,
+        "close_to_cap": close,
         "retail_item": any(day == dos for day, *_ in retail),
         "reposted_reversed": reposted is not None,
         "older_on_ledger": older_on_ledger, "per_line_co45": per_line_adj,
