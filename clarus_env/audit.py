@@ -385,7 +385,7 @@ MAX_TEXT_GROUP = 8  # texts per container compared pairwise
 class Leaves:
     """A view's leaves by kind: numbers (amounts as printed, list lengths), date parts (day
     number, weekday, hour of every ISO date or timestamp), categorical strings, and free
-    texts (three or more tokens) for the pairwise overlap."""
+    texts (three or more tokens with a space between) for the pairwise overlap."""
 
     numbers: dict[str, float] = field(default_factory=dict)
     dates: dict[str, float] = field(default_factory=dict)
@@ -426,8 +426,8 @@ def _walk(obj: Any, path: str, out: Leaves) -> None:
                 return
         if len(text) <= 40:
             out.labels[path] = text
-        if len(TEXT_TOKEN.findall(text.lower())) >= 3:
-            out.texts[path] = text
+        if " " in text and len(TEXT_TOKEN.findall(text.lower())) >= 3:
+            out.texts[path] = text  # words, not an id such as CLR-183464-SWFM
 
 
 def view_leaves(view: dict[str, Any]) -> Leaves:
