@@ -1399,7 +1399,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # other findings the records equally support: a backdated GFE was also late by the
         # real booking; a late or backdated GFE whose biller billed $400+ above its own
         # section within the window is also PPDR-eligible (45 CFR 149.620), and the filing
-        # rests on that excess (only then: the timing breach is the finding otherwise)
+        # rests on that excess (only then: the timing breach is the finding otherwise — a
+        # bill above a GFE breaks no rule by itself; $400+ matters only as the PPDR's
+        # threshold, so once the 120-day window has closed the late GFE is the only
+        # violation the records show. Reviewed in rounds 2 and 3 (seed 82014) as contestable
+        # at most; accepting the excess there too would let an agent that never dates the
+        # booking pass a fifth of the timing cases)
         "finding_alts": ((["gfe_issued_after_deadline"]
                           if timing == "dated_before_scheduling" else [])
                          + (["billed_above_gfe"]
