@@ -192,8 +192,10 @@ def test_no_shortcut_passes_more_than_its_class(reports: dict[str, dict[str, Any
 NB_LEAKS: set[str] = set()
 
 
+# The partial reasoner's finding is within its field's bar since 7618e3b (adversarial test:
+# 0.380 vs 0.496; it still passes 0.264 > 0.166, PARTIAL_LEAKS in the pass test above).
 @pytest.mark.slow
-@pytest.mark.parametrize("task", _known(NB_LEAKS | PARTIAL_LEAKS))
+@pytest.mark.parametrize("task", _known(NB_LEAKS))
 def test_no_hand_written_shortcut_beats_the_modal_share(reports: dict[str, dict[str, Any]],
                                                         task: str) -> None:
     rep = reports[task]
@@ -246,14 +248,13 @@ def _learned_breaks(both: dict[str, dict[str, Any]], agents: list[str]) -> list[
 
 # The boosted trees over the leaves an agent is shown (gb_numbers, gb_dates, gb_labels,
 # gb_records; red team round 3 found them +0.23 to +0.32 above the modal share where the
-# random forests found +0.10). Measured at cff0ce4 (abductive splits of 1a67db0), test / dev:
-# - deductive_liability: gb_records finding 0.596 / 0.560 (bar 0.340), party 0.624 / 0.673
-#   (0.580), resolution 0.556 / 0.567 (0.420); gb_numbers finding 0.580 / 0.520; pass at most
-#   0.172 / 0.173 (cap 0.250)
-# - abductive_conflict: pass gb_records 0.560 / 0.560, gb_numbers 0.556, gb_labels 0.552
-#   (cap 0.546 / 0.543); fields within the bar
-# - adversarial_fabrication: gb_dates finding 0.444 on test (0.428), gb_records resolution
-#   0.567 on dev (0.547)
+# random forests found +0.10). Measured at 898e617, test / dev:
+# - deductive_liability (splits of 792f917): gb_records finding 0.468 / 0.407 (bar 0.340),
+#   party 0.592 on test (0.580), resolution 0.512 / 0.433 (0.420); pass at most 0.188 / 0.107
+#   (cap 0.250)
+# - abductive_conflict (1a67db0): pass gb_records 0.560, gb_numbers 0.556, gb_labels 0.552 on
+#   test (cap 0.546; dev 0.560 > 0.543 at cff0ce4); fields within the bar
+# - adversarial_fabrication (7618e3b): gb_numbers resolution 0.573 on dev (0.567); test holds
 # Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
 GB_LEAKS: set[str] = {"deductive_liability", "abductive_conflict", "adversarial_fabrication"}
 
@@ -268,11 +269,11 @@ def test_boosted_shortcuts_stay_near_the_modal_share(
 
 # The note-overlap shortcut (overlap_records: shared tokens, shared number tokens and Jaccard
 # between side-by-side free texts, with the categorical leaves; red team round 3 read the
-# abductive line notes at 0.54 of test and 0.87 of dev). Measured at cff0ce4, test / dev:
-# - abductive_conflict: pass and every field 0.604 / 0.547 (bars: pass 0.546 / 0.543, field
-#   0.596 / 0.593); it read 0.760 of dev on the splits before 1a67db0
-# - deductive_liability: finding 0.416 / 0.380 (bar 0.340), resolution 0.428 on test (0.420)
-# - adversarial_fabrication holds (finding 0.300 / 0.313, pass 0.004 / 0.033).
+# abductive line notes at 0.54 of test and 0.87 of dev). Measured at 898e617, test / dev:
+# - abductive_conflict: pass 0.592 on test (cap 0.546; fields 0.592, bar 0.596); dev 0.547
+#   (cap 0.543) at cff0ce4; it read 0.760 of dev on the splits before 1a67db0
+# - deductive_liability: finding 0.424 / 0.387 (bar 0.340), resolution 0.460 on dev (0.420)
+# - adversarial_fabrication holds (finding 0.324 / 0.360, pass 0.028 / 0.053).
 OVERLAP_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
 
 
