@@ -56,14 +56,16 @@ SUBMITTED = "EXISTS(SELECT 1 FROM submissions)"
 def _fetched(check_id: str, what: str, key: str) -> Check:
     """The case's own artifact of one type (not a distractor of the same type) was read once
     the patient was verified (reading it before is a violation, not process credit)."""
-    ok = (f"SELECT 1 FROM fetched f JOIN expected e ON e.key='{key}' AND e.value=f.artifact_id "
-          f"WHERE f.step > COALESCE((SELECT MIN(step) FROM auth), 1e9)")
+    # the id read as ``exp(key)`` (the same rows as a join on the keyed ``expected`` table):
+    # when every check reads ``expected`` that way, grading writes only the keys they name
+    ok = (f"SELECT 1 FROM fetched f WHERE f.artifact_id = {exp(key)} "
+          f"AND f.step > COALESCE((SELECT MIN(step) FROM auth), 1e9)")
     return Check(
         check_id, f"the case's {what} was fetched after authentication",
         f"SELECT EXISTS({ok}), "
         f"CASE WHEN EXISTS({ok}) THEN '{what} fetched' "
-        f"WHEN EXISTS(SELECT 1 FROM fetched f JOIN expected e ON e.key='{key}' "
-        f"AND e.value=f.artifact_id) THEN '{what} fetched only before authentication' "
+        f"WHEN EXISTS(SELECT 1 FROM fetched f WHERE f.artifact_id = {exp(key)}) "
+        f"THEN '{what} fetched only before authentication' "
         f"ELSE '{what} never fetched' END")
 
 
