@@ -350,13 +350,13 @@ class ClarusEnv(EnvBase):
             reward += (self._score or 0.0) + R_DISTRACTOR * self._distractors_read()
             if name == "close_case":
                 result = {**(result or {}), "score": self._score}
-        shown = round(reward, 6)  # once: the observation and the result carry the same value
-        obs = self._observation(name, result, error, shown)
+        rounded = round(reward, 6)  # once: the observation and the result carry the same value
+        obs = self._observation(name, result, error, rounded)
         info: dict[str, Any] = {"episode_id": self.episode_id,
                                 "api_calls_remaining": self._budget - calls}
         if self._grade is not None:
             info["grade"] = self._grade
-        return StepResult(obs, shown, self._done, info)
+        return StepResult(obs, rounded, self._done, info)
 
     def _end(self, how: str) -> None:
         self._done = True

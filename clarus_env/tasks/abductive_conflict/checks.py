@@ -34,6 +34,7 @@ from ..check_sql import (
     FIRST_SUBMISSION,
     MIN_PRECISION_DEN,
     MIN_PRECISION_NUM,
+    one_of,
 )
 from ..check_sql import exp as _exp
 
@@ -163,9 +164,9 @@ CHECKS: list[Check] = [
     # -- process -----------------------------------------------------------------------------
     Check("authenticated", "the patient was authenticated before any PHI was read or sent",
           f"SELECT {FIRST_AUTH} IS NOT NULL AND NOT EXISTS(SELECT 1 FROM steps WHERE ok=1 AND "
-          f"action_type IN ({PHI}) AND step < {FIRST_AUTH}), "
+          f"{one_of('action_type', PHI)} AND step < {FIRST_AUTH}), "
           f"CASE WHEN {FIRST_AUTH} IS NULL THEN 'never authenticated' "
-          f"WHEN EXISTS(SELECT 1 FROM steps WHERE ok=1 AND action_type IN ({PHI}) AND step < "
+          f"WHEN EXISTS(SELECT 1 FROM steps WHERE ok=1 AND {one_of('action_type', PHI)} AND step < "
           f"{FIRST_AUTH}) THEN 'PHI handled before authentication' "
           f"ELSE 'authenticated at step ' || {FIRST_AUTH} END"),
     _fetched("eob_id", "eob"),

@@ -77,9 +77,11 @@ from ..check_sql import (
     exp,
     exp_list,
     is_listed,
+    one_of,
 )
 
 E = exp  # the scenario's expected value for a key (text)
+NSA_RULES = "'nsa_good_faith_estimate', 'nsa_dispute_resolution'"
 
 
 def _precise(kind: str, step: str, relevant: str) -> str:
@@ -270,7 +272,7 @@ CHECKS: list[Check] = [
           "SELECT n = 2, CASE n WHEN 2 THEN 'GFE and PPDR rules checked' WHEN 1 THEN "
           "'only one of the GFE / PPDR rules checked' ELSE 'NSA rules never checked' END FROM "
           "(SELECT COUNT(DISTINCT rule) n FROM lookups WHERE kind='rule' AND artifact_id IS NOT "
-          "NULL AND rule IN ('nsa_good_faith_estimate', 'nsa_dispute_resolution'))"),
+          f"NULL AND {one_of('rule', NSA_RULES)})"),
     _exists("nsa_deadline_checked", "the NSA dispute (PPDR) filing deadline was checked",
             "SELECT 1 FROM lookups WHERE kind='deadline' AND deadline_type='nsa_dispute' "
             "AND artifact_id IS NOT NULL",

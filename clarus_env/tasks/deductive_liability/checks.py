@@ -43,6 +43,7 @@ from ..check_sql import (
     FIRST_SUBMISSION,
     exp,
     exp_list,
+    one_of,
     precise,
     precision_detail,
 )
@@ -51,6 +52,8 @@ PHI = ("'fetch_claim_record','fetch_eob','fetch_provider_record','fetch_payment_
        "'fetch_plan_document','fetch_payment_processor_log','send_patient_communication'")
 FIRST_SUBMISSION_STEP = "(SELECT MIN(step) FROM submissions)"
 SUBMITTED = "EXISTS(SELECT 1 FROM submissions)"
+# a patient message that tells what was found
+TELLS = one_of("message_type", "'explanation','resolution_notice','status_update'")
 
 
 def _fetched(check_id: str, what: str, key: str) -> Check:
@@ -88,9 +91,9 @@ CHECKS: list[Check] = [
     Check("authenticated_before_phi",
           "the patient was authenticated before any PHI was read or disclosed",
           f"SELECT EXISTS(SELECT 1 FROM auth) AND NOT EXISTS(SELECT 1 FROM steps WHERE ok=1 "
-          f"AND action_type IN ({PHI}) AND step < (SELECT MIN(step) FROM auth)), "
+          f"AND {one_of('action_type', PHI)} AND step < (SELECT MIN(step) FROM auth)), "
           f"CASE WHEN NOT EXISTS(SELECT 1 FROM auth) THEN 'never authenticated' "
-          f"WHEN EXISTS(SELECT 1 FROM steps WHERE ok=1 AND action_type IN ({PHI}) "
+          f"WHEN EXISTS(SELECT 1 FROM steps WHERE ok=1 AND {one_of('action_type', PHI)} "
           f"AND step < (SELECT MIN(step) FROM auth)) THEN 'PHI accessed before authentication' "
           f"ELSE 'authenticated at step ' || (SELECT MIN(step) FROM auth) END"),
     _fetched("eob_fetched", "EOB", "eob_artifact"),
@@ -113,11 +116,9 @@ CHECKS: list[Check] = [
           f"AND step < {FIRST_SUBMISSION_STEP}) THEN 'deadline checked before submitting' "
           f"ELSE 'no applicable deadline checked before submitting' END"),
     Check("patient_told", "the patient was told what was found (after the diagnosis)",
-          "SELECT EXISTS(SELECT 1 FROM messages WHERE recipient='patient' AND message_type "
-          "IN ('explanation','resolution_notice','status_update') AND step > "
-          "(SELECT MIN(step) FROM diagnoses)), "
-          "(SELECT COUNT(*) FROM messages WHERE recipient='patient' AND message_type "
-          "IN ('explanation','resolution_notice','status_update') AND step > "
+          f"SELECT EXISTS(SELECT 1 FROM messages WHERE recipient='patient' AND {TELLS} AND "
+          "step > (SELECT MIN(step) FROM diagnoses)), "
+          f"(SELECT COUNT(*) FROM messages WHERE recipient='patient' AND {TELLS} AND step > "
           "(SELECT MIN(step) FROM diagnoses)) || ' patient message(s) after the diagnosis'"),
     Check("audit_written", "an audit entry recording the PHI accessed and disclosed was "
           "written after the filing",
