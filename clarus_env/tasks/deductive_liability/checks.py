@@ -42,7 +42,7 @@ from ..check_sql import (
     DX_STEP_AT_FILING,
     FIRST_SUBMISSION,
     exp,
-    exp_list,
+    is_listed,
     one_of,
     precise,
     precision_detail,
@@ -52,6 +52,9 @@ PHI = ("'fetch_claim_record','fetch_eob','fetch_provider_record','fetch_payment_
        "'fetch_plan_document','fetch_payment_processor_log','send_patient_communication'")
 FIRST_SUBMISSION_STEP = "(SELECT MIN(step) FROM submissions)"
 SUBMITTED = "EXISTS(SELECT 1 FROM submissions)"
+# a filing as 'type:cents'; NULL without an amount, where ``is_listed`` gives 0 and the IN it
+# replaced gave NULL: ``amount_exact`` reads either through COALESCE(..., 0) as a fail
+FILED_PAIR = "(s.resolution_type || ':' || s.amount_cents)"
 # a patient message that tells what was found
 TELLS = one_of("message_type", "'explanation','resolution_notice','status_update'")
 
@@ -149,12 +152,12 @@ CHECKS: list[Check] = [
           "the diagnosis the first filing rests on names the responsible party and the error "
           "found",
           f"SELECT COALESCE((SELECT d.responsible_party = {exp('responsible_party')} AND "
-          f"d.finding IN {exp_list('accepted_findings')} FROM {DX_AT_FILING} d), 0), "
+          f"{is_listed('d.finding', 'accepted_findings')} FROM {DX_AT_FILING} d), 0), "
           f"COALESCE((SELECT 'finding recorded: ' || d.finding || '; responsible party: ' || "
           f"d.responsible_party FROM {DX_AT_FILING} d), 'no diagnosis on record')",
           family="outcome"),
     Check("resolution_type", "the first filing is the right type of resolution",
-          f"SELECT COALESCE((SELECT s.resolution_type IN {exp_list('accepted_resolutions')} "
+          f"SELECT COALESCE((SELECT {is_listed('s.resolution_type', 'accepted_resolutions')} "
           f"FROM {FIRST_SUBMISSION} s), 0), "
           f"COALESCE((SELECT 'resolution filed: ' || s.resolution_type "
           f"FROM {FIRST_SUBMISSION} s), 'nothing submitted')",
@@ -163,8 +166,8 @@ CHECKS: list[Check] = [
           "the first filing's amount is the overcharge (or, where the bill is right, the "
           "patient's correct share) to the cent",
           f"SELECT COALESCE((SELECT s.amount_cents = CAST({exp('amount_cents')} AS INTEGER) "
-          f"OR (s.resolution_type || ':' || s.amount_cents) IN "
-          f"{exp_list('amount_alternatives')} FROM {FIRST_SUBMISSION} s), 0), "
+          f"OR {is_listed(FILED_PAIR, 'amount_alternatives')} "
+          f"FROM {FIRST_SUBMISSION} s), 0), "
           f"COALESCE((SELECT 'amount filed: ' || COALESCE(printf('%.2f', "
           f"s.amount_cents / 100.0), 'none') FROM {FIRST_SUBMISSION} s), 'nothing submitted')",
           family="outcome"),
