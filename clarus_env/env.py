@@ -135,6 +135,8 @@ class ClarusEnv(EnvBase):
         # for a reader of env.db (``_expected_partial``: only the graded ones are in)
         self._expected_keys = graded_expected_keys(self.task.checks)
         self._expected_partial = False
+        # action -> its handler, looked up per step without building the method's name
+        self._dispatch = _handlers(type(self))
 
     @property
     def db(self) -> Any:
@@ -293,7 +295,7 @@ class ClarusEnv(EnvBase):
                 name, f"{name} is rate limited: available again in {self._cooldown[name]} "
                       "step(s)")
         try:
-            result, reward = getattr(self, "_do_" + name)(params)
+            result, reward = self._dispatch[name](self, params)
         except ActionError as exc:
             return self._count_error(name, str(exc), params)
         self._errors_in_row = 0
@@ -303,7 +305,7 @@ class ClarusEnv(EnvBase):
         """An action that cannot be taken at all: penalty, and nothing else changes."""
         if self.scenario is None:
             raise RuntimeError(message)
-        obs = self._observation(_action_name(action), None, message, R_ERROR)
+        obs = self._observation(_action_name(action), None, message, round(R_ERROR, 6))
         return StepResult(obs, R_ERROR, self._done, self._info())
 
     def _count_error(self, name: str | None, message: str,
@@ -348,12 +350,13 @@ class ClarusEnv(EnvBase):
             reward += (self._score or 0.0) + R_DISTRACTOR * self._distractors_read()
             if name == "close_case":
                 result = {**(result or {}), "score": self._score}
-        obs = self._observation(name, result, error, reward)
+        rounded = round(reward, 6)  # once: the observation and the result carry the same value
+        obs = self._observation(name, result, error, rounded)
         info: dict[str, Any] = {"episode_id": self.episode_id,
                                 "api_calls_remaining": self._budget - calls}
         if self._grade is not None:
             info["grade"] = self._grade
-        return StepResult(obs, round(reward, 6), self._done, info)
+        return StepResult(obs, rounded, self._done, info)
 
     def _end(self, how: str) -> None:
         self._done = True
@@ -377,12 +380,13 @@ class ClarusEnv(EnvBase):
 
     def _observation(self, name: str | None, result: dict[str, Any] | None,
                      error: str | None, reward: float) -> Observation:
+        """The observation after a step; ``reward`` already rounded to 6 places."""
         case_id, complaint, patient = self._case_fields
         # positional, in field order: keyword matching was a visible share of a step
         return Observation(
             self.task_name, self._steps, self._calls, self._budget, list(self._tools),
             dict(self._cooldown), case_id, complaint, patient, EMOTIONS[self._emotion], name,
-            result, error, self._log[-LOG_LINES:], round(reward, 6), self._done)
+            result, error, self._log[-LOG_LINES:], reward, self._done)
 
     # -- shaping helpers ------------------------------------------------------------------
     def _pay_once(self, kind: str, amount: float) -> float:
@@ -592,6 +596,19 @@ class ClarusEnv(EnvBase):
 for _name in FETCH:
     setattr(ClarusEnv, "_do_" + _name,
             lambda self, p, _n=_name: ClarusEnv._fetch(self, _n, p))
+
+
+_HANDLERS: dict[type, dict[str, Any]] = {}
+
+
+def _handlers(cls: type) -> dict[str, Any]:
+    """action name -> ``cls``'s ``_do_<name>`` function (called with the env), built once per
+    class: ``getattr(self, "_do_" + name)`` built a string and a bound method every step. Kept
+    per class, not per instance, so an env holds no reference cycle through its handlers."""
+    table = _HANDLERS.get(cls)
+    if table is None:
+        table = _HANDLERS[cls] = {n: getattr(cls, "_do_" + n) for n in ACTIONS}
+    return table
 
 
 def _action_name(action: Any) -> str | None:

@@ -93,3 +93,14 @@ def counter_precise(counter_kind: str, step: str) -> str:
             f"(SELECT artifact_id FROM counter_refutations WHERE counter_id={cid})), 0) >= "
             f"{MIN_PRECISION_NUM} * COUNT(*) FROM citations WHERE kind='counter:' || {cid} "
             f"AND step={step})")
+
+
+def one_of(expr: str, values: str) -> str:
+    """SQL truth value ``expr IN (values)`` for a constant list ``values`` (SQL text: quoted
+    literals separated by commas), written as ORed equalities: the same three-valued result
+    (SQL defines the one by the other), but SQLite builds a temporary b-tree for a list of 3+
+    constants on every run of the statement, which cost a check that reads it 2-4 µs a grade."""
+    items = [v.strip() for v in values.split(",")]
+    if not all(len(v) >= 2 and v[0] == v[-1] == "'" and "'" not in v[1:-1] for v in items):
+        raise ValueError(f"one_of({expr!r}): expected quoted literals, got {values!r}")
+    return "(" + " OR ".join(f"{expr} = {v}" for v in items) + ")"

@@ -34,6 +34,8 @@ from ..check_sql import (
     FIRST_SUBMISSION,
     MIN_PRECISION_DEN,
     MIN_PRECISION_NUM,
+    is_listed,
+    one_of,
 )
 from ..check_sql import exp as _exp
 
@@ -76,7 +78,9 @@ def _citation_sql(key: str | None, what: str | None) -> str:
     it cites (n), how many of them support the finding (k, from ``relevant_ids``), how many
     were fetched, and whether it cites the record ``key``. Precision is
     ``check_sql.precise``'s rule (n > 0 and k >= n / 2), computed here in one CTE so the
-    three citation checks stay cheap."""
+    three citation checks stay cheap. The runtime stores each id once per action (and one
+    diagnosis a step), so the rows need no GROUP BY to be distinct, and membership is
+    ``check_sql.is_listed``: both spare SQLite a temporary b-tree on every run."""
     has = (f"MAX(artifact_id = {_exp(key)} AND fetched = 1)" if key else "1")
     cites_what = (f"CASE WHEN a.has THEN 'diagnosis cites the {what}' ELSE 'diagnosis does "
                   f"not cite the fetched {what}' END || '; ' || " if what else
@@ -84,10 +88,9 @@ def _citation_sql(key: str | None, what: str | None) -> str:
     ok = "a.has" if key else "a.nf >= 2"
     return f"""
 WITH dx(step) AS (SELECT {DX_STEP}),
-rel(id) AS (SELECT value FROM json_each({_exp('relevant_ids')})),
-cited AS (SELECT c.artifact_id, MAX(c.fetched) AS fetched FROM citations c, dx
-          WHERE c.kind = 'diagnosis' AND c.step = dx.step GROUP BY c.artifact_id),
-a AS (SELECT COUNT(*) AS n, COALESCE(SUM(artifact_id IN (SELECT id FROM rel)), 0) AS k,
+cited AS (SELECT c.artifact_id, c.fetched FROM citations c, dx
+          WHERE c.kind = 'diagnosis' AND c.step = dx.step),
+a AS (SELECT COUNT(*) AS n, COALESCE(SUM({is_listed('artifact_id', 'relevant_ids')}), 0) AS k,
              COALESCE(SUM(fetched = 1), 0) AS nf, COALESCE({has}, 0) AS has FROM cited)
 SELECT {ok} AND a.n > 0 AND {MIN_PRECISION_DEN} * a.k >= {MIN_PRECISION_NUM} * a.n,
   CASE WHEN (SELECT step FROM dx) IS NULL THEN 'no diagnosis' ELSE {cites_what}
@@ -163,9 +166,9 @@ CHECKS: list[Check] = [
     # -- process -----------------------------------------------------------------------------
     Check("authenticated", "the patient was authenticated before any PHI was read or sent",
           f"SELECT {FIRST_AUTH} IS NOT NULL AND NOT EXISTS(SELECT 1 FROM steps WHERE ok=1 AND "
-          f"action_type IN ({PHI}) AND step < {FIRST_AUTH}), "
+          f"{one_of('action_type', PHI)} AND step < {FIRST_AUTH}), "
           f"CASE WHEN {FIRST_AUTH} IS NULL THEN 'never authenticated' "
-          f"WHEN EXISTS(SELECT 1 FROM steps WHERE ok=1 AND action_type IN ({PHI}) AND step < "
+          f"WHEN EXISTS(SELECT 1 FROM steps WHERE ok=1 AND {one_of('action_type', PHI)} AND step < "
           f"{FIRST_AUTH}) THEN 'PHI handled before authentication' "
           f"ELSE 'authenticated at step ' || {FIRST_AUTH} END"),
     _fetched("eob_id", "eob"),

@@ -77,9 +77,11 @@ from ..check_sql import (
     exp,
     exp_list,
     is_listed,
+    one_of,
 )
 
 E = exp  # the scenario's expected value for a key (text)
+NSA_RULES = "'nsa_good_faith_estimate', 'nsa_dispute_resolution'"
 
 
 def _precise(kind: str, step: str, relevant: str) -> str:
@@ -218,12 +220,17 @@ def _counter_cites(cid: str, kind: str, what: str, alt: str, alt_detail: str) ->
                       f"{_precise(ckind, step, exp_list('counter_ehr_support_ids'))})")
     else:
         concede_ok = "0"
-    refuting = (f"(SELECT COUNT(*) FROM citations ci JOIN "
-                f"counter_refutations f ON f.counter_id = {cid_sql} AND f.artifact_id = "
-                f"ci.artifact_id WHERE ci.kind = {ckind} AND ci.step = {step} AND "
-                "ci.fetched = 1)")
-    refuters = f"(SELECT artifact_id FROM counter_refutations WHERE counter_id = {cid_sql})"
-    reject_ok = f"({refuting} > 0 AND {_precise(ckind, step, refuters)})"
+    # a cited record refutes the counter: a correlated EXISTS over the few refutation rows,
+    # where a join (or ``IN (subquery)``) had SQLite build an automatic index (a temporary
+    # b-tree) of them on every run; only ``> 0`` of the count is read, so matching each cited
+    # record once is the same test, and neither side holds NULL (the runtime stores ids)
+    refutes = (f"EXISTS(SELECT 1 FROM counter_refutations f WHERE f.counter_id = {cid_sql} "
+               "AND f.artifact_id = ci.artifact_id)")
+    refuting = (f"(SELECT COUNT(*) FROM citations ci WHERE ci.kind = {ckind} AND ci.step = "
+                f"{step} AND ci.fetched = 1 AND {refutes})")
+    reject_ok = (f"({refuting} > 0 AND (SELECT COUNT(*) > 0 AND {MIN_PRECISION_DEN} * "
+                 f"SUM({refutes}) >= {MIN_PRECISION_NUM} * COUNT(*) FROM citations ci WHERE "
+                 f"ci.kind = {ckind} AND ci.step = {step}))")
     ok = (f"CASE WHEN {NO_VIOLATION} THEN ({alt}) WHEN {want} = 'reject' THEN {reject_ok} "
           f"ELSE {concede_ok} END")
     return Check(
@@ -270,7 +277,7 @@ CHECKS: list[Check] = [
           "SELECT n = 2, CASE n WHEN 2 THEN 'GFE and PPDR rules checked' WHEN 1 THEN "
           "'only one of the GFE / PPDR rules checked' ELSE 'NSA rules never checked' END FROM "
           "(SELECT COUNT(DISTINCT rule) n FROM lookups WHERE kind='rule' AND artifact_id IS NOT "
-          "NULL AND rule IN ('nsa_good_faith_estimate', 'nsa_dispute_resolution'))"),
+          f"NULL AND {one_of('rule', NSA_RULES)})"),
     _exists("nsa_deadline_checked", "the NSA dispute (PPDR) filing deadline was checked",
             "SELECT 1 FROM lookups WHERE kind='deadline' AND deadline_type='nsa_dispute' "
             "AND artifact_id IS NOT NULL",

@@ -42,7 +42,8 @@ from ..check_sql import (
     DX_STEP_AT_FILING,
     FIRST_SUBMISSION,
     exp,
-    exp_list,
+    is_listed,
+    one_of,
     precise,
     precision_detail,
 )
@@ -51,19 +52,26 @@ PHI = ("'fetch_claim_record','fetch_eob','fetch_provider_record','fetch_payment_
        "'fetch_plan_document','fetch_payment_processor_log','send_patient_communication'")
 FIRST_SUBMISSION_STEP = "(SELECT MIN(step) FROM submissions)"
 SUBMITTED = "EXISTS(SELECT 1 FROM submissions)"
+# a filing as 'type:cents'; NULL without an amount, where ``is_listed`` gives 0 and the IN it
+# replaced gave NULL: ``amount_exact`` reads either through COALESCE(..., 0) as a fail
+FILED_PAIR = "(s.resolution_type || ':' || s.amount_cents)"
+# a patient message that tells what was found
+TELLS = one_of("message_type", "'explanation','resolution_notice','status_update'")
 
 
 def _fetched(check_id: str, what: str, key: str) -> Check:
     """The case's own artifact of one type (not a distractor of the same type) was read once
     the patient was verified (reading it before is a violation, not process credit)."""
-    ok = (f"SELECT 1 FROM fetched f JOIN expected e ON e.key='{key}' AND e.value=f.artifact_id "
-          f"WHERE f.step > COALESCE((SELECT MIN(step) FROM auth), 1e9)")
+    # the id read as ``exp(key)`` (the same rows as a join on the keyed ``expected`` table):
+    # when every check reads ``expected`` that way, grading writes only the keys they name
+    ok = (f"SELECT 1 FROM fetched f WHERE f.artifact_id = {exp(key)} "
+          f"AND f.step > COALESCE((SELECT MIN(step) FROM auth), 1e9)")
     return Check(
         check_id, f"the case's {what} was fetched after authentication",
         f"SELECT EXISTS({ok}), "
         f"CASE WHEN EXISTS({ok}) THEN '{what} fetched' "
-        f"WHEN EXISTS(SELECT 1 FROM fetched f JOIN expected e ON e.key='{key}' "
-        f"AND e.value=f.artifact_id) THEN '{what} fetched only before authentication' "
+        f"WHEN EXISTS(SELECT 1 FROM fetched f WHERE f.artifact_id = {exp(key)}) "
+        f"THEN '{what} fetched only before authentication' "
         f"ELSE '{what} never fetched' END")
 
 
@@ -71,8 +79,10 @@ def _fetched(check_id: str, what: str, key: str) -> Check:
 # count below (``dx.n``) from one FROM row, computed once (as text in place they ran 7 and 2
 # times a grade)
 DX_ROW = f"(SELECT s, {{cited}} AS n FROM (SELECT {DX_STEP_AT_FILING} AS s) dx) dx"
-# distinct fetched case records (not distractors) the diagnosis in force at the filing cites
-CASE_CITED = ("(SELECT COUNT(DISTINCT c.artifact_id) FROM citations c JOIN artifacts a "
+# distinct fetched case records (not distractors) the diagnosis in force at the filing cites:
+# the runtime stores each id once per action, and ``artifact_id`` is the artifacts' key, so
+# plain COUNT(*) counts distinct ids (COUNT(DISTINCT) built a temporary b-tree every grade)
+CASE_CITED = ("(SELECT COUNT(*) FROM citations c JOIN artifacts a "
               "ON a.artifact_id=c.artifact_id WHERE c.kind='diagnosis' AND c.fetched=1 "
               "AND a.distractor=0 AND c.step=dx.s)")
 
@@ -86,9 +96,9 @@ CHECKS: list[Check] = [
     Check("authenticated_before_phi",
           "the patient was authenticated before any PHI was read or disclosed",
           f"SELECT EXISTS(SELECT 1 FROM auth) AND NOT EXISTS(SELECT 1 FROM steps WHERE ok=1 "
-          f"AND action_type IN ({PHI}) AND step < (SELECT MIN(step) FROM auth)), "
+          f"AND {one_of('action_type', PHI)} AND step < (SELECT MIN(step) FROM auth)), "
           f"CASE WHEN NOT EXISTS(SELECT 1 FROM auth) THEN 'never authenticated' "
-          f"WHEN EXISTS(SELECT 1 FROM steps WHERE ok=1 AND action_type IN ({PHI}) "
+          f"WHEN EXISTS(SELECT 1 FROM steps WHERE ok=1 AND {one_of('action_type', PHI)} "
           f"AND step < (SELECT MIN(step) FROM auth)) THEN 'PHI accessed before authentication' "
           f"ELSE 'authenticated at step ' || (SELECT MIN(step) FROM auth) END"),
     _fetched("eob_fetched", "EOB", "eob_artifact"),
@@ -111,11 +121,9 @@ CHECKS: list[Check] = [
           f"AND step < {FIRST_SUBMISSION_STEP}) THEN 'deadline checked before submitting' "
           f"ELSE 'no applicable deadline checked before submitting' END"),
     Check("patient_told", "the patient was told what was found (after the diagnosis)",
-          "SELECT EXISTS(SELECT 1 FROM messages WHERE recipient='patient' AND message_type "
-          "IN ('explanation','resolution_notice','status_update') AND step > "
-          "(SELECT MIN(step) FROM diagnoses)), "
-          "(SELECT COUNT(*) FROM messages WHERE recipient='patient' AND message_type "
-          "IN ('explanation','resolution_notice','status_update') AND step > "
+          f"SELECT EXISTS(SELECT 1 FROM messages WHERE recipient='patient' AND {TELLS} AND "
+          "step > (SELECT MIN(step) FROM diagnoses)), "
+          f"(SELECT COUNT(*) FROM messages WHERE recipient='patient' AND {TELLS} AND step > "
           "(SELECT MIN(step) FROM diagnoses)) || ' patient message(s) after the diagnosis'"),
     Check("audit_written", "an audit entry recording the PHI accessed and disclosed was "
           "written after the filing",
@@ -144,12 +152,12 @@ CHECKS: list[Check] = [
           "the diagnosis the first filing rests on names the responsible party and the error "
           "found",
           f"SELECT COALESCE((SELECT d.responsible_party = {exp('responsible_party')} AND "
-          f"d.finding IN {exp_list('accepted_findings')} FROM {DX_AT_FILING} d), 0), "
+          f"{is_listed('d.finding', 'accepted_findings')} FROM {DX_AT_FILING} d), 0), "
           f"COALESCE((SELECT 'finding recorded: ' || d.finding || '; responsible party: ' || "
           f"d.responsible_party FROM {DX_AT_FILING} d), 'no diagnosis on record')",
           family="outcome"),
     Check("resolution_type", "the first filing is the right type of resolution",
-          f"SELECT COALESCE((SELECT s.resolution_type IN {exp_list('accepted_resolutions')} "
+          f"SELECT COALESCE((SELECT {is_listed('s.resolution_type', 'accepted_resolutions')} "
           f"FROM {FIRST_SUBMISSION} s), 0), "
           f"COALESCE((SELECT 'resolution filed: ' || s.resolution_type "
           f"FROM {FIRST_SUBMISSION} s), 'nothing submitted')",
@@ -158,8 +166,8 @@ CHECKS: list[Check] = [
           "the first filing's amount is the overcharge (or, where the bill is right, the "
           "patient's correct share) to the cent",
           f"SELECT COALESCE((SELECT s.amount_cents = CAST({exp('amount_cents')} AS INTEGER) "
-          f"OR (s.resolution_type || ':' || s.amount_cents) IN "
-          f"{exp_list('amount_alternatives')} FROM {FIRST_SUBMISSION} s), 0), "
+          f"OR {is_listed(FILED_PAIR, 'amount_alternatives')} "
+          f"FROM {FIRST_SUBMISSION} s), 0), "
           f"COALESCE((SELECT 'amount filed: ' || COALESCE(printf('%.2f', "
           f"s.amount_cents / 100.0), 'none') FROM {FIRST_SUBMISSION} s), 'nothing submitted')",
           family="outcome"),
