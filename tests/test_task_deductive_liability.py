@@ -441,6 +441,23 @@ def test_details_never_reveal_the_expected_answer(dev: dict, env: ClarusEnv) -> 
         assert not any(i in text for i in exp["relevant_ids"])
 
 
+def test_plan_copays_are_tiered(ref: Any, dev: dict, held_out: dict) -> None:
+    """Plans tier copays by the setting's cost: office <= urgent care <= emergency (domain
+    review round 3 found ER copays below urgent care); checked on the drawn plan law itself
+    and on the plans the splits print."""
+    import random
+
+    for tpl in G._cache(ref)["plans"]:
+        for i in range(400):
+            p = G._draw_plan(random.Random(i), tpl)
+            if p["copay_primary_care"]:
+                assert (p["copay_primary_care"] <= p["copay_urgent_care"]
+                        <= p["copay_emergency"]), (tpl["plan_id"], i)
+    for sc in [*dev.values(), *held_out.values()]:
+        cp = next(a for a in sc["artifacts"] if a["type"] == "plan_document")["data"]["copays"]
+        assert c(cp["primary_care"]) <= c(cp["urgent_care"]) <= c(cp["emergency"]), sc["seed"]
+
+
 # -- outcomes vary -------------------------------------------------------------------------
 def test_outcome_distribution_on_dev_and_test(dev: dict, held_out: dict) -> None:
     for split in (dev, held_out):

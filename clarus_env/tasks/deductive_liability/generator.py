@@ -341,8 +341,9 @@ def _draw_plan(rng: random.Random, tpl: dict[str, Any]) -> dict[str, Any]:
     """A self-only plan of the template's structure (copays or not; an HDHP without copays)
     with its own amounts: the deductible in $50 steps, the OOP maximum in $50 steps between
     the deductible (plus room for coinsurance) and the legal limit, an integer coinsurance
-    rate, copays in $5 steps (specialist 1.5-2.5x primary care). Whether copays count toward
-    the deductible is the plan's own term (drawn)."""
+    rate, copays in $5 steps (specialist 1.5-2.5x primary care; office <= urgent care <=
+    emergency, as plans tier them). Whether copays count toward the deductible is the plan's
+    own term (drawn)."""
     hdhp = "hdhp" in tpl["plan_id"]
     key = "hdhp" if hdhp else tpl["metal_level"]
     (d_lo, d_hi), o_lo, (c_lo, c_hi), (p_lo, p_hi) = PLAN_RANGES[key]
@@ -356,10 +357,12 @@ def _draw_plan(rng: random.Random, tpl: dict[str, Any]) -> dict[str, Any]:
     if tpl["copay_primary_care"] > 0:
         pc = rng.randrange(p_lo // 5, p_hi // 5 + 1) * 500
         spec = max(pc + 500, round(pc * (1.5 + rng.random()) / 500) * 500)
-        p.update(copay_primary_care=pc, copay_specialist=spec,
-                 copay_urgent_care=max(pc, round(spec * (0.8 + 0.4 * rng.random()) / 500)
-                                       * 500),
-                 copay_emergency=rng.randrange(10, 61) * 1_000,
+        urgent = max(pc, round(spec * (0.8 + 0.4 * rng.random()) / 500) * 500)
+        # a plan's emergency copay is never below its urgent-care copay, nor urgent care below
+        # the office visit (domain review round 3: 5 of 300 plans printed an ER copay under
+        # urgent care, which no marketed plan does); the ER copay is drawn above urgent care
+        p.update(copay_primary_care=pc, copay_specialist=spec, copay_urgent_care=urgent,
+                 copay_emergency=urgent + rng.randrange(0, 51) * 1_000,
                  copays_count_toward_deductible=rng.random() < 0.4)
     p["source"] = (
         "OOP max limit 2026: 45 CFR 156.130(a) ($10,600 self-only; 90 FR 27074, June 25, "
