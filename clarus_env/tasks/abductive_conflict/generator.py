@@ -809,33 +809,55 @@ DISTINCT_LINKS = ("in addition,", "separately,", "also noted:", "other item:")
 ASSESSED = ("assessment and plan dated {date}", "entry dated {date}",
             "assessed and plan recorded on {date}")
 ASSESSED_SLOT = "{assessed}"
+# the credentials that render each specialty's services: physical therapy (97xxx, incl. the
+# 97164-GP re-evaluation) by a physical therapist (PT or DPT; CPT 97161-97164 are the
+# therapist's evaluation codes, GP marks a PT plan of care), nail and foot procedures at a
+# podiatry practice by a podiatrist (DPM); drawn by specialty, the same in every branch
 CREDENTIALS = ("MD", "DO", "NP", "PA-C")
+CREDENTIALS_BY_SPECIALTY = {"physical therapy": ("PT", "DPT"), "podiatry": ("DPM",)}
+# the other practices whose clinicians may have assessed the visit's other problem: general
+# medical practices (a same-day plan made there is another group's service, not this one's)
+OTHER_PRACTICES = (*PRACTICE_NAMES["family medicine"], *PRACTICE_NAMES["urgent care"])
+ENTERED = ("entered in today's note by {r}", "copied into today's visit note by {r}",
+           "recorded in today's note by {r}")
 
 
-def _clinician(rng: random.Random) -> str:
-    return f"{person(rng)}, {rng.choice(CREDENTIALS)}"
+def _clinician(rng: random.Random, specialty: str = "") -> str:
+    return f"{person(rng)}, {rng.choice(CREDENTIALS_BY_SPECIALTY.get(specialty, CREDENTIALS))}"
 
 
-def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, rng: random.Random) -> str:
-    """When and by whom the visit's other problem was assessed. Managed at this visit (a
-    separately identifiable E/M): on the date of service by the rendering clinician. Not
-    managed: either on the date of service by another clinician, whose entry today's note
-    carries (AMA 2021 E/M guidelines: a notation that another professional is managing the
-    problem, without additional assessment or care by the reporting physician, does not
-    count as a problem addressed), or by the rendering clinician at a prior visit within
-    six weeks, carried forward. So neither the date against the date of service nor the
-    name against the rendering clinician decides alone (each agrees with "managed" in 3
-    of 4 visits); both together do. (Round 3's red team: the date alone decided.)"""
+def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, practice: str,
+                    rng: random.Random) -> str:
+    """When, by whom and at which practice the visit's other problem was assessed, and who
+    entered it into today's note (always the rendering clinician). Managed at this visit (a
+    separately identifiable E/M): on the date of service by the rendering clinician of this
+    practice. Not managed: either on the date of service by a clinician of *another*
+    practice, whose plan today's note only records (AMA 2021 E/M guidelines: a notation that
+    another professional manages the problem, without additional assessment or care by the
+    reporting physician, is not a problem addressed; Pub. 100-04 ch. 12 30.6.5 treats two
+    clinicians as one physician only within one group, so another practice's visit is never
+    this claim's), or by the rendering clinician at a prior visit within six weeks, carried
+    forward. So neither the date against the date of service nor the assessor against the
+    rendering clinician (and practice) decides alone (each agrees with "managed" in 3 of 4
+    visits); both together do. (Round 3's red team: the date alone decided; billing review
+    round 3: a same-day entry by a colleague of this group is this group's E/M.)"""
     today = managed or rng.random() < 0.5
-    by = rendering if managed or not today else _other_clinician(rendering, rng)
+    if managed or not today:
+        by, where = rendering, practice
+    else:
+        by = _other_clinician(rendering, rng)
+        where = rng.choice([p for p in OTHER_PRACTICES if p != practice])
     when = dos if today else dos - dt.timedelta(days=rng.randrange(7, 43))
-    return f"{rng.choice(ASSESSED).format(date=f'{when:%m/%d/%Y}')} by {by}"
+    return (f"{rng.choice(ASSESSED).format(date=f'{when:%m/%d/%Y}')} by {by}, {where}; "
+            f"{rng.choice(ENTERED).format(r=rendering)}")
 
 
 def _other_clinician(rendering: str, rng: random.Random) -> str:
     while (other := _clinician(rng)).split(",")[0] == rendering.split(",")[0]:
         pass
     return other
+
+
 # codes counting several lesions: never a second, separate lesion at the same named site
 MULTI_LESION = frozenset(("17110", "17111", "17004", "11720", "11721"))
 # therapy that can address gait, balance or whole-limb weakness rather than one body site
@@ -860,6 +882,8 @@ ASPECTS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
                  ("posterior aspect", "back of the shoulder")),
 }
 SIDE_FLIP = {"RT": "LT", "LT": "RT", "T5": "TA", "TA": "T5"}
+# services whose lay words name one joint though the code covers several joints
+SITE_NAMED_LAY = frozenset(("20610", "20605"))
 PRE_PROCEDURE = ("focused history and exam of that problem, prior treatment reviewed, options "
                  "discussed and the {lay} chosen",
                  "examined; findings as expected for the problem, decision made to proceed "
@@ -934,11 +958,13 @@ def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Ran
     s_ptr = dx.ptr(s_dx)
     # a minor procedure's visit evaluated the problem that led to it (part of the procedure's
     # global package); a routine service's visit was for the scheduled service only
-    pre = rng.choice(ROUTINE if svc.routine else PRE_PROCEDURE).format(lay=svc.lay)
+    # a joint injection's words name the drawn joint (a 20610 may be of a shoulder or hip)
+    lay = f"{site} injection" if s in SITE_NAMED_LAY else svc.lay
+    pre = rng.choice(ROUTINE if svc.routine else PRE_PROCEDURE).format(lay=lay)
     hist = list(cat.HISTORY)
     rng.shuffle(hist)
     if rng.random() < 0.5:  # the service's own aftercare, in every branch
-        pre += "; " + rng.choice(svc.aftercare).format(lay=svc.lay,
+        pre += "; " + rng.choice(svc.aftercare).format(lay=lay,
                                                        weeks=rng.choice((2, 4, 6)))
     # the visit's other problem, at the level the claim bills, in every branch: whether the
     # visit managed it is the date of its assessment against the date of service
@@ -1086,6 +1112,16 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     lines: dict[str, Any] = {}
     notes: dict[str, str] = {}
     same_lesion = neutral and not distinct
+    # a guided and an unguided injection of one kind of joint (20604/20600, 20606/20605,
+    # 20611/20610): the unguided line's note names the joint and the drug and says nothing
+    # about guidance, in every branch. At the same joint it is then the one guided injection
+    # the other line documents, billed twice (NCCI ch. IV: one injection code per joint per
+    # session); a note saying "without guidance", or repeating "under ultrasound guidance",
+    # beside the guided one reads as the joint injected twice (billing reviews rounds 2, 3)
+    guided = [c for c in order if "ultrasound" in p[c].text]
+    plain_injection = next((c for c in order if c not in guided), "") if (
+        p[first].role == p[second].role == "inject" and p[first].kind == p[second].kind
+        and len(guided) == 1) else ""
     for code in order:
         proc = p[code]
         d = rng.choice(proc.dx) if proc.dx else dxs.get(code, "")
@@ -1099,16 +1135,13 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
         n = meas[code].get("n", 1)
         if code == "11720" and n == 1:
             proc = cat.Proc(proc.kind, proc.role, proc.lay, cat.ONE_NAIL_TEXT)
+        if code == plain_injection:
+            proc = cat.Proc(proc.kind, proc.role, proc.lay,
+                            proc.text.replace(" without imaging guidance", ""))
         text = proc.text.format(site=where.get(code, sites[code]),
                                 size=meas[code].get("size", ""), n=n)
         notes[code] = text[0].upper() + text[1:] + "."
         lines[code] = {"dx": d, "mods": []}
-    guided = [c for c in order if "ultrasound" in p[c].text]
-    if (not distinct and p[paid].role == p[denied].role == "inject"
-            and p[paid].kind == p[denied].kind and len(guided) == 1):
-        # no one injects a joint twice in a session, with and without guidance: the chart
-        # holds one (guided) injection, and both lines point at that one note
-        notes[order[1] if guided[0] == order[0] else order[0]] = notes[guided[0]]
     for code in (paid, denied):
         lines[code]["ptr"] = [dx.ptr(lines[code]["dx"])]
     if not distinct and listed_dx:
@@ -1379,10 +1412,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # line order as the provider billed it: either way in every branch (``layout_of``)
     n_paid, n_denied = (1, 2) if paid_first else (2, 1)
     # the clinician who rendered (and signs) the claim's services, in every scenario
-    provider["rendering_clinician"] = _clinician(rng)
+    provider["rendering_clinician"] = _clinician(rng, story["specialty"])
     if "assessed_today" in story:  # the visit's other problem: who assessed it, and when
         story["notes"] = {c: t.replace(ASSESSED_SLOT, _assessed_stamp(
-            story["assessed_today"], dos, provider["rendering_clinician"], rng))
+            story["assessed_today"], dos, provider["rendering_clinician"], practice, rng))
             for c, t in story["notes"].items()}
     # the claim lists the patient's other conditions too (3 or 4 diagnoses in all), so the
     # length of the list says nothing about how many problems the visit managed
