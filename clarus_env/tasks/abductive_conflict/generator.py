@@ -833,8 +833,8 @@ def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, practice: str,
     separately identifiable E/M): on the date of service by the rendering clinician of this
     practice. Not managed: either on the date of service by a clinician of *another*
     practice, whose plan today's note only records (AMA 2021 E/M guidelines: a notation that
-    another professional manages the problem, without additional assessment or care by the
-    reporting physician, is not a problem addressed; Pub. 100-04 ch. 12 30.6.5 treats two
+    another professional manages the problem, without additional assessment or care
+    coordination documented, is not a problem addressed; Pub. 100-04 ch. 12 30.6.5 treats two
     clinicians as one physician only within one group, so another practice's visit is never
     this claim's), or by the rendering clinician at a prior visit within six weeks, carried
     forward. So neither the date against the date of service nor the assessor against the
