@@ -164,6 +164,8 @@ class TrainSet:
     labels: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
     # what the heuristic's process showed of each scenario at its decision (``train_views``)
     views: list[dict[str, Any]] | None = None
+    # those views' leaves (``train_leaves``): every learned shortcut reads the same ones
+    leaves: list[Leaves] | None = None
 
     def __post_init__(self) -> None:
         self.labels = [label_of(s["expected"]) for s in self.scenarios]
@@ -597,13 +599,14 @@ LEARNED_AGENTS: dict[str, tuple[str, ...]] = {
     "gb_records": ("numbers", "dates", "labels"), "overlap_records": ("labels", "overlap")}
 
 
-def _pointer(train: TrainSet, views: list[dict[str, Any]]) -> Callable[..., int | None]:
+def _pointer(train: TrainSet, views: list[dict[str, Any]], leaves: list[Leaves]
+             ) -> Callable[..., int | None]:
     """The amount a learned shortcut files: per answer (finding and filing, else finding) the
     one source that held the expected amount most often on train — $0, the complaint's first
     dollar figure, or one numeric leaf copied as printed. A copy is not arithmetic; an amount
     that sits printed in one field in one branch is a leak."""
     hits: dict[Any, Counter[str]] = defaultdict(Counter)
-    for sc, lab, view in zip(train.scenarios, train.labels, views, strict=True):
+    for sc, lab, view, lv in zip(train.scenarios, train.labels, views, leaves, strict=True):
         cents = sc["expected"].get("amount_cents")
         if not isinstance(cents, int):
             continue
@@ -611,7 +614,7 @@ def _pointer(train: TrainSet, views: list[dict[str, Any]]) -> Callable[..., int 
         sources = {"$0"} if cents == 0 else set()
         if amount_cue(view) == cents:
             sources.add("complaint")
-        sources.update(k for k, v in view_leaves(view).numbers.items()
+        sources.update(k for k, v in lv.numbers.items()
                        if not k.endswith("#n") and round(v * 100) == cents)
         for key in ((d.get("finding"), d.get("resolution_type")), (d.get("finding"),)):
             hits[key].update(sources or {"(none)"})
@@ -641,7 +644,9 @@ def learned_rule(train: TrainSet, kinds: tuple[str, ...]) -> Decide | None:
     except ImportError:
         return None
     views = train_views(train)
-    leaves = [view_leaves(v) for v in views]
+    if train.leaves is None:
+        train.leaves = [view_leaves(v) for v in views]
+    leaves = train.leaves
     matrix = LeafMatrix(kinds, leaves)
     if not matrix.columns or ("overlap" in kinds and not any(
             c.startswith("o:") for c in matrix.columns)):
@@ -659,7 +664,7 @@ def learned_rule(train: TrainSet, kinds: tuple[str, ...]) -> Decide | None:
             continue  # the finding decides this field on train: the decoding below sets it
         else:
             models[f] = boosted_trees(x, y, matrix.categorical)
-    amount = _pointer(train, views)
+    amount = _pointer(train, views, leaves)
     # the finding is its model's most likely value; the rest is the whole answer seen on train
     # with that finding that the other fields' models find most likely together (per-field
     # argmaxes can pair a finding with another finding's filing; decoding the finding jointly
