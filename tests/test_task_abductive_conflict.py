@@ -1225,61 +1225,140 @@ def test_shared_number_tokens_do_not_tell_the_branch(train: list[dict[str, Any]]
             assert abs(share((fam, True), k) - share((fam, False), k)) <= tol, (fam, k)
 
 
-def test_em_date_and_clinician_decide_only_together(dev: list[dict[str, Any]],
-                                                     test_split: list[dict[str, Any]]
-                                                     ) -> None:
+STAMP = re.compile(r"(\d\d)/(\d\d)/(\d{4}) by (.+?), ([^,;]+); [^)]*? by ([^)]+)\)")
+
+
+def _stamp(s: dict[str, Any]) -> tuple[bool, bool, bool, str, str]:
+    """The E/M entry read as an expert reads it: (dated the date of service, assessed by
+    the rendering clinician, at the billing practice, the assessor as printed, who entered
+    it)."""
+    provider = next(a for a in s["artifacts"] if a["type"] == "provider_record")["data"]
+    em = next(t for c, t in _notes(s).items() if c.startswith("992"))
+    m = STAMP.search(em)
+    assert m, em
+    rendering = provider["provider"]["rendering_clinician"]
+    name = m[4].removeprefix("Dr. ")
+    last = name.split(", ")[0] if "(" in name else name.split(", ")[0].split(". ")[-1]
+    today = f"{m[3]}-{m[1]}-{m[2]}" == provider["date_of_service"]
+    mine = last == rendering.split(", ")[0].split(" ", 1)[1]
+    here = m[5] == gen.practice_short(provider["provider"]["name"])
+    return today, mine, here, m[4], m[6]
+
+
+def test_em_date_clinician_and_practice_decide_only_together(
+        dev: list[dict[str, Any]], test_split: list[dict[str, Any]]) -> None:
     """The visit managed its other problem (a separately identifiable E/M) exactly when that
-    problem's entry is dated the date of service *and* signed by the rendering clinician;
-    each of the two relations alone agrees with the answer in about 3 of 4 visits (round
-    3's red team: the date alone decided)."""
-    date_ok = name_ok = n = 0
+    problem's entry is dated the date of service, by the rendering clinician, at the billing
+    practice; each relation alone agrees with the answer in 5 to 8 of 10 visits (round 3's
+    red team: the date alone decided; round 4's: the date and the assessor's name did)."""
+    hits = collections.Counter()
+    n = 0
     for s in dev + test_split:
-        v = s["variant"]
-        if v["family"] != "em":
+        if s["variant"]["family"] != "em":
             continue
-        provider = next(a for a in s["artifacts"] if a["type"] == "provider_record")["data"]
-        em = next(t for c, t in _notes(s).items() if c.startswith("992"))
-        m = re.search(r"(\d\d)/(\d\d)/(\d{4}) by ([^,]+, [A-Z-]+), ([^;]+); [^)]* by "
-                      r"([^)]+)\)", em)
-        assert m, em
-        today = f"{m[3]}-{m[1]}-{m[2]}" == provider["date_of_service"]
-        mine = m[4] == provider["provider"]["rendering_clinician"]
-        # the assessor's practice is this claim's exactly when the assessor is the rendering
-        # clinician, and the rendering clinician always enters the problem into today's note
-        assert (m[5] == provider["provider"]["name"]) is mine, em
-        assert m[6] == provider["provider"]["rendering_clinician"], em
-        assert (today and mine) is v["distinct_documented"], s["seed"]
+        today, mine, here, _, entered = _stamp(s)
+        rendering = next(a for a in s["artifacts"] if a["type"] == "provider_record")[
+            "data"]["provider"]["rendering_clinician"]
+        # entered by the rendering clinician, or by a scribe or MA for that clinician
+        assert entered.split(", for ")[-1] == rendering.rsplit(", ", 1)[0], entered
+        assert (today and mine and here) is s["variant"]["distinct_documented"], s["seed"]
         n += 1
-        date_ok += today is v["distinct_documented"]
-        name_ok += mine is v["distinct_documented"]
-    assert n > 30 and 0.6 <= date_ok / n <= 0.9 and 0.6 <= name_ok / n <= 0.9, (date_ok, name_ok, n)
+        for k, rel in (("date", today), ("name", mine), ("practice", here)):
+            hits[k] += rel is s["variant"]["distinct_documented"]
+    assert n > 30, n
+    for k in ("date", "name", "practice"):
+        assert 0.5 <= hits[k] / n <= 0.85, (k, hits[k], n)
 
 
 def test_same_day_other_assessor_is_another_practice(dev: list[dict[str, Any]],
                                                       test_split: list[dict[str, Any]]
                                                       ) -> None:
     """A not-distinct visit whose other problem was assessed on the date of service names
-    an assessor of another practice, whose plan today's note only records (AMA 2021: a
-    notation of another professional's management is not a problem addressed). A same-day
-    entry by a colleague of this group would be this group's E/M (Pub. 100-04 ch. 12
-    30.6.5: one physician), and the key would be wrong (billing review round 3, 82009)."""
-    n = 0
+    another practice (another clinician's, or the rendering clinician's shift there), whose
+    plan today's note only records (AMA 2021: a notation of another professional's
+    management is not a problem addressed). A same-day entry by a colleague of this group
+    would be this group's E/M (Pub. 100-04 ch. 12 30.6.5: one physician), and the key would
+    be wrong (billing review round 3, 82009)."""
+    kinds = collections.Counter()
     for s in dev + test_split:
+        if s["variant"]["family"] != "em" or s["variant"]["distinct_documented"]:
+            continue
+        today, mine, here, _, _ = _stamp(s)
+        if today:
+            assert not here, s["seed"]
+            kinds[mine] += 1
+        else:
+            assert mine and here, s["seed"]  # carried forward from this practice's visit
+    assert kinds[True] > 5 and kinds[False] > 5, kinds
+
+
+def _leaves(obj: Any, path: str = "") -> Any:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _leaves(v, f"{path}.{k}")
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _leaves(v, f"{path}[]")
+    elif isinstance(obj, str) and path != ".notes[]":
+        yield path, obj.strip().casefold()
+
+
+def test_no_string_equality_decides_the_em_branch(train: list[dict[str, Any]]) -> None:
+    """Round 4's red team decided every E/M visit by two string equalities (the entry's
+    date against the date of service, the assessor's name against the enterer's). Over
+    train, within the indicator-1 E/M visits, no verbatim equality between a piece of the
+    visit note (split at , ; and parentheses) and any printed record string, another piece
+    of the same note, or a piece of the other line's note tells distinct from not distinct
+    better than the modal share + 0.10."""
+    rows = []
+    for s in train:
         v = s["variant"]
-        if v["family"] != "em" or v["distinct_documented"]:
+        if v["family"] != "em" or v["branch"] not in ("b", "c", "a1m", "a1n"):
             continue
-        provider = next(a for a in s["artifacts"] if a["type"] == "provider_record")["data"]
-        em = next(t for c, t in _notes(s).items() if c.startswith("992"))
-        dos = provider["date_of_service"]
-        stamp = f"{dos[5:7]}/{dos[8:10]}/{dos[:4]} by "
-        if stamp not in em:
+        notes = _notes(s)
+        em = next(t for c, t in notes.items() if c.startswith("992"))
+        other = next(t for c, t in notes.items() if not c.startswith("992"))
+        pieces = [p.strip().casefold() for p in re.split(r"[,;()]", em.split(": ", 1)[1])]
+        pieces = [p for p in pieces if p]
+        feats = {"intra": len(set(pieces)) < len(pieces),
+                 "cross": bool(set(pieces) & {p.strip().casefold()
+                                              for p in re.split(r"[,;()]", other)})}
+        for a in s["artifacts"]:
+            if a["distractor"]:
+                continue
+            for path, val in _leaves(a["data"]):
+                key = f"{a['type']}{path}"
+                feats[key] = feats.get(key, False) or val in pieces
+        rows.append((feats, v["distinct_documented"]))
+    n = len(rows)
+    modal = max(sum(d for _, d in rows), n - sum(d for _, d in rows)) / n
+    keys = {k for f, _ in rows for k in f}
+    for k in keys:
+        agree = sum(f.get(k, False) is d for f, d in rows) / n
+        assert max(agree, 1 - agree) <= modal + 0.10, (k, agree, modal)
+    assert n > 150, n
+
+
+def test_em_practice_and_credential_words_are_alike_in_every_branch(
+        train: list[dict[str, Any]]) -> None:
+    """Round 4's red team: "Urgent Care" named only the other practice (35 of 35 on train)
+    and NP assessors were over-drawn where the E/M was not distinct. The billing and the
+    other practice come from one pool and every assessor's credential from one
+    distribution, so each such word is about as common in either story."""
+    by: dict[bool, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    n: collections.Counter[bool] = collections.Counter()
+    for s in train:
+        if s["variant"]["family"] != "em":
             continue
-        n += 1
-        m = re.match(r"([^,]+, [A-Z-]+), ([^;)]+); ", em.split(stamp, 1)[1])
-        assert m, em  # the assessor's practice is named
-        assert m[1] != provider["provider"]["rendering_clinician"], em
-        assert m[2] != provider["provider"]["name"], em
-    assert n > 10, n
+        d = s["variant"]["distinct_documented"]
+        note = next(t for c, t in _notes(s).items() if c.startswith("992"))
+        n[d] += 1
+        for word in ("UC", "FM", "PC", "FP", "FHA", "Dr.", "NP", "PA-C", "MD", "DO",
+                     "scribe", "MA"):
+            by[d][word] += re.search(rf"(?<![\w.-]){re.escape(word)}(?![\w-])", note) is not None
+    for word in by[True] | by[False]:
+        rates = [by[d][word] / n[d] for d in (True, False)]
+        assert abs(rates[0] - rates[1]) <= 0.12, (word, rates)
 
 
 def test_credentials_follow_the_specialty(dev: list[dict[str, Any]],

@@ -815,45 +815,95 @@ ASSESSED_SLOT = "{assessed}"
 # podiatry practice by a podiatrist (DPM); drawn by specialty, the same in every branch
 CREDENTIALS = ("MD", "DO", "NP", "PA-C")
 CREDENTIALS_BY_SPECIALTY = {"physical therapy": ("PT", "DPT"), "podiatry": ("DPM",)}
-# the other practices whose clinicians may have assessed the visit's other problem: general
-# medical practices (a same-day plan made there is another group's service, not this one's)
-OTHER_PRACTICES = (*PRACTICE_NAMES["family medicine"], *PRACTICE_NAMES["urgent care"])
+# the practices of an office visit's story: a family practice, or an urgent care for a
+# visit that is not a scheduled routine service (an urgent care runs no infusion series). The
+# other practice whose plan today's note records is drawn from the same pool as the billing
+# one (minus it), so a practice word such as "Urgent Care" is as common on either side
+# (round 4's red team: "Urgent Care" named only the other practice, 35 of 35 on train)
+EM_PRACTICES = (*PRACTICE_NAMES["family medicine"], *PRACTICE_NAMES["urgent care"])
+ROUTINE_PRACTICES = PRACTICE_NAMES["family medicine"]
+# how an entry names a practice: its short form (the place-name words and the kind of
+# practice as initials), never the billing record's full name, so only reading the two
+# forms as one practice links them (round 4's red team: the assessor and its practice were
+# verbatim copies of the record's strings)
+PRACTICE_KINDS = (("Walk-In Urgent Care", "Walk-In UC"), ("Family Health Associates", "FHA"),
+                  ("Family Medicine", "FM"), ("Family Practice", "FP"),
+                  ("Primary Care", "PC"), ("Urgent Care", "UC"))
+# who types the entry into today's note: the rendering clinician, or a scribe or medical
+# assistant for that clinician, at the same rate in every branch; the enterer is named
+# without a credential, so no entry repeats the assessor's printed form
 ENTERED = ("entered in today's note by {r}", "copied into today's visit note by {r}",
            "recorded in today's note by {r}")
+SCRIBES = ("medical scribe", "MA", "scribe")
+
+
+def practice_short(name: str) -> str:
+    """A practice's short form as its own clinicians write it (``PRACTICE_KINDS``)."""
+    for full, short in PRACTICE_KINDS:
+        if name.endswith(full):
+            return name[: -len(full)].rstrip() + " " + short
+    return name
 
 
 def _clinician(rng: random.Random, specialty: str = "") -> str:
     return f"{person(rng)}, {rng.choice(CREDENTIALS_BY_SPECIALTY.get(specialty, CREDENTIALS))}"
 
 
+def _assessor_form(clinician: str, rng: random.Random) -> str:
+    """How an entry names the clinician who assessed the problem: "Dr. Rossi" (a physician),
+    "A. Rossi, NP" or "Rossi, Ana (DO)", never the roster's "Ana Rossi, DO" itself."""
+    name, cred = clinician.rsplit(", ", 1)
+    first, last = name.split(" ", 1)
+    forms = [f"{first[0]}. {last}, {cred}", f"{last}, {first} ({cred})"]
+    if cred in ("MD", "DO"):
+        forms.append(f"Dr. {last}")
+    return rng.choice(forms)
+
+
 def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, practice: str,
-                    rng: random.Random) -> str:
+                    pool: tuple[str, ...], rng: random.Random) -> str:
     """When, by whom and at which practice the visit's other problem was assessed, and who
-    entered it into today's note (always the rendering clinician). Managed at this visit (a
-    separately identifiable E/M): on the date of service by the rendering clinician of this
-    practice. Not managed: either on the date of service by a clinician of *another*
-    practice, whose plan today's note only records (AMA 2021 E/M guidelines: a notation that
-    another professional manages the problem, without additional assessment or care
-    coordination documented, is not a problem addressed; Pub. 100-04 ch. 12 30.6.5 treats two
-    clinicians as one physician only within one group, so another practice's visit is never
-    this claim's), or by the rendering clinician at a prior visit within six weeks, carried
-    forward. So neither the date against the date of service nor the assessor against the
-    rendering clinician (and practice) decides alone (each agrees with "managed" in 3 of 4
-    visits); both together do. (Round 3's red team: the date alone decided; billing review
-    round 3: a same-day entry by a colleague of this group is this group's E/M.)"""
-    today = managed or rng.random() < 0.5
-    if managed or not today:
-        by, where = rendering, practice
-    else:
-        by = _other_clinician(rendering, rng)
-        where = rng.choice([p for p in OTHER_PRACTICES if p != practice])
-    when = dos if today else dos - dt.timedelta(days=rng.randrange(7, 43))
-    return (f"{rng.choice(ASSESSED).format(date=f'{when:%m/%d/%Y}')} by {by}, {where}; "
-            f"{rng.choice(ENTERED).format(r=rendering)}")
+    entered it into today's note (the rendering clinician, or a scribe or MA for that
+    clinician, alike in every branch).
+
+    Managed at this visit (a separately identifiable E/M): on the date of service by the
+    rendering clinician at this practice. Not managed, three ways:
+    - by the rendering clinician at this practice at a prior visit within six weeks, carried
+      forward (half of them);
+    - on the date of service by a clinician of *another* practice, whose plan today's note
+      only records (AMA 2021 E/M guidelines: a notation that another professional manages
+      the problem, without additional assessment or care coordination documented, is not a
+      problem addressed; Pub. 100-04 ch. 12 30.6.5 treats two clinicians as one physician
+      only within one group, so another practice's visit is never this claim's);
+    - on the date of service by the rendering clinician working at *another* practice (a
+      clinician may work shifts for two groups): an encounter that practice bills under its
+      own number, which today's note again only records (CPT: an E/M is reported per
+      encounter, by the group that furnished it; the same AMA 2021 notation rule).
+    So the date against the date of service, the assessor against the rendering clinician
+    and the assessor's practice against the billing practice each agree with "managed" in
+    3 of 4, 5 of 8 and 3 of 4 visits, and none is a verbatim copy of the record's string
+    (a date in another format, "Dr. Rossi" for "Ana Rossi, DO", "Riverside FM" for
+    "Riverside Family Medicine"): only all three together, read through those forms,
+    decide. (Round 4's red team: date and a verbatim name equality decided.)"""
+    kind = "managed" if managed else rng.choice(("earlier", "earlier", "other", "away"))
+    by, where = rendering, practice
+    if kind in ("other", "away"):
+        where = rng.choice([p for p in pool if p != practice])
+        if kind == "other":
+            by = _other_clinician(rendering, rng)
+    when = dos if kind != "earlier" else dos - dt.timedelta(days=rng.randrange(7, 43))
+    who = rendering.rsplit(", ", 1)[0]
+    if rng.random() < 1 / 3:
+        who = f"{person(rng)}, {rng.choice(SCRIBES)}, for {who}"
+    return (f"{rng.choice(ASSESSED).format(date=f'{when:%m/%d/%Y}')} by "
+            f"{_assessor_form(by, rng)}, {practice_short(where)}; "
+            f"{rng.choice(ENTERED).format(r=who)}")
 
 
 def _other_clinician(rendering: str, rng: random.Random) -> str:
-    while (other := _clinician(rng)).split(",")[0] == rendering.split(",")[0]:
+    """Another clinician, of another surname, with the same credential distribution."""
+    last = rendering.split(",")[0].split(" ", 1)[1]
+    while (other := _clinician(rng)).split(",")[0].split(" ", 1)[1] == last:
         pass
     return other
 
@@ -978,7 +1028,11 @@ def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Ran
         dx.ptr(hist[0][0])
     s_note = svc.text.format(site=site) + "; done at this visit."
     lay_em = "nurse visit" if em == "99211" else "office visit"
-    return {"specialty": "family medicine", "dxs": dx.codes, "assessed_today": distinct,
+    pool = ROUTINE_PRACTICES if svc.routine else EM_PRACTICES
+    home = rng.choice(pool)
+    return {"specialty": "urgent care" if home in PRACTICE_NAMES["urgent care"]
+            else "family medicine", "practice": home, "pool": pool,
+            "dxs": dx.codes, "assessed_today": distinct,
             "lines": {em: {"mods": ["25"] if mod else [], "ptr": em_ptr},
                       s: {"mods": [], "ptr": [s_ptr]}},
             "notes": {em: em_note[0].upper() + em_note[1:], s: s_note[0].upper() + s_note[1:]},
@@ -1365,7 +1419,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     loc = pick_locality(rng, ref)
     plan = _plan(ref, data, rng)
     insurer = rng.choice(INSURERS)
-    practice = rng.choice(PRACTICE_NAMES[story["specialty"]])
+    practice = story.get("practice") or rng.choice(PRACTICE_NAMES[story["specialty"]])
     patient = person(rng)
     case_id = (f"CLR-{rng.randrange(10**5, 10**6)}-"
                f"{''.join(rng.choice(CODE_CHARS) for _ in range(4))}")
@@ -1415,7 +1469,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     provider["rendering_clinician"] = _clinician(rng, story["specialty"])
     if "assessed_today" in story:  # the visit's other problem: who assessed it, and when
         story["notes"] = {c: t.replace(ASSESSED_SLOT, _assessed_stamp(
-            story["assessed_today"], dos, provider["rendering_clinician"], practice, rng))
+            story["assessed_today"], dos, provider["rendering_clinician"], practice,
+            story["pool"], rng))
             for c, t in story["notes"].items()}
     # the claim lists the patient's other conditions too (3 or 4 diagnoses in all), so the
     # length of the list says nothing about how many problems the visit managed
