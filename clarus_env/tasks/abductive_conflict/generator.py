@@ -44,6 +44,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import random
+import re
 import string
 from typing import Any
 
@@ -931,7 +932,21 @@ ASPECTS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
     "shoulder": (("anterior aspect", "front of the shoulder"),
                  ("posterior aspect", "back of the shoulder")),
 }
-SIDE_FLIP = {"RT": "LT", "LT": "RT", "T5": "TA", "TA": "T5"}
+SIDE_FLIP = {"RT": "LT", "LT": "RT", "T5": "TA", "TA": "T5", "T6": "T1", "T1": "T6"}
+
+
+def _side_of(site: str) -> str:
+    return site.split(" ", 1)[0] if site.startswith(("right ", "left ")) else ""
+
+
+def _side_form(site: str, rng: random.Random) -> str:
+    """A site as one note writes it: the side spelled out or as R/L ("R knee"), drawn per
+    note in every branch, so that whether two notes print the same side word says nothing
+    by itself; only reading R as right does (round 4's red team: differing left/right words
+    decided the procedure branch)."""
+    if rng.random() < 0.5:
+        return site
+    return re.sub(r"\b(right|left) (?=[a-z])", lambda m: m[1][0].upper() + " ", site)
 # services whose lay words name one joint though the code covers several joints
 SITE_NAMED_LAY = frozenset(("20610", "20605"))
 PRE_PROCEDURE = ("focused history and exam of that problem, prior treatment reviewed, options "
@@ -953,9 +968,10 @@ SITES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "wound": tuple((n, "", dx) for n, dx in cat.SKIN_SITES),
     "face": tuple((n, "", dx) for n, dx in cat.FACE_SITES),
     "major_joint": cat.MAJOR_JOINTS, "mid_joint": cat.MID_JOINTS,
-    "small_joint": cat.SMALL_JOINTS, "tendon_sheath": cat.TENDON_SHEATHS,
+    "small_joint": cat.SMALL_JOINTS + cat.SMALL_JOINTS_MORE,
+    "tendon_sheath": cat.TENDON_SHEATHS,
     "tendon_origin": cat.TENDON_ORIGINS, "carpal": cat.CARPAL, "ear": cat.EARS,
-    "toe": cat.TOES, "nerve": cat.NERVE_SITES,
+    "toe": cat.TOES + cat.TOES_MORE, "nerve": cat.NERVE_SITES + cat.NERVE_SITES_MORE,
 }
 SPECIALTY = {"skin": "dermatology", "wound": "urgent care", "face": "urgent care",
              "major_joint": "orthopedics", "mid_joint": "orthopedics",
@@ -1111,8 +1127,17 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             dxs[second] = next(s[2] for s in SITES[kind2] if s[0] == sites[first])
         elif distinct:
             options = [s for s in SITES[kind2] if s[0] != sites[first]]
-            if kind2 == "nerve" and sides.get(first):  # a block on the same side is the
-                options = [s for s in options if s[1] != sides[first]]  # same limb's block
+            if kind2 == "nerve" and sides.get(first):  # a wrist block on the same side is
+                options = [s for s in options  # the same hand's anesthetic
+                           if s[1] != sides[first] or "wrist" not in s[0]]
+            # another site on the same side about as often as one on the other side
+            # (another joint, toe or lesion site of the same limb; an ankle block beside a
+            # hand procedure)
+            side = _side_of(sites[first])
+            same = [s for s in options if side and _side_of(s[0]) == side]
+            other = [s for s in options if s not in same]
+            if same and other:
+                options = same if rng.random() < 0.5 else other
             sites[second], sides[second], dxs[second] = rng.choice(options)
         elif kind2 == "nerve":  # the block anesthetized the other procedure's hand
             sites[second], sides[second], dxs[second] = next(
@@ -1148,6 +1173,7 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     # as "a lesion" in every branch, so the wording never tells whether it was the same one
     neutral = (p[first].kind == p[second].kind == "skin" and second in cat.LESION_TEXT
                and p[first].role != p[second].role)
+    shown = {code: _side_form(sites[code], rng) for code in order}
     if where_measured:
         for code, a in ((first, a1), (second, a2)):
             anchor_key = next(k for k in ANCHORS if k in sites[code])
@@ -1160,7 +1186,7 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             # cm or mm, drawn on its own: equal strings then mean neither one lesion nor two
             # (round 3's red team: the same lesion always printed the same phrase)
             aspect = ASPECTS[anchor_key][a][rng.randrange(2)]
-            where[code] = (f"{sites[code]}, {aspect}, {'one of them ' if several else ''}"
+            where[code] = (f"{shown[code]}, {aspect}, {'one of them ' if several else ''}"
                            f"{dist[code]} from the {anchor}")
     dx = _Dx()
     lines: dict[str, Any] = {}
@@ -1192,7 +1218,7 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
         if code == plain_injection:
             proc = cat.Proc(proc.kind, proc.role, proc.lay,
                             proc.text.replace(" without imaging guidance", ""))
-        text = proc.text.format(site=where.get(code, sites[code]),
+        text = proc.text.format(site=where.get(code, shown[code]),
                                 size=meas[code].get("size", ""), n=n)
         notes[code] = text[0].upper() + text[1:] + "."
         lines[code] = {"dx": d, "mods": []}
@@ -1203,9 +1229,14 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     if mod:
         # anatomic modifiers where both lines have a side, in every branch: on a same-side
         # story the biller's RT/LT contradicts the notes
+        # (distinct: the two sites' own modifiers, RT/LT or T5/T6, never two equal ones,
+        # so a same-side pair takes XS/59; not distinct: the other side's modifier, as
+        # often as distinct stories get anatomic ones)
         s1, s2 = sides.get(paid, ""), sides.get(denied, "")
-        if s1 and s2 and s1 in SIDE_FLIP and rng.random() < 0.35:
-            lines[paid]["mods"], lines[denied]["mods"] = [s1], [SIDE_FLIP[s1]]
+        anatomic = s1 in SIDE_FLIP and bool(s2) and rng.random() < 0.35
+        if anatomic and (s1 != s2 if distinct else rng.random() < 0.5):
+            lines[paid]["mods"], lines[denied]["mods"] = (
+                [s1], [s2 if distinct else SIDE_FLIP[s1]])
         else:
             lines[denied]["mods"] = [rng.choice(("XS", "59"))]
     kinds = {SPECIALTY[p[c].kind] for c in (first, second)}

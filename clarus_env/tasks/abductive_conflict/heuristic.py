@@ -76,8 +76,13 @@ def _intervals(text: str) -> list[tuple[int, int]]:
     return [(int(a) * 60 + int(b), int(c) * 60 + int(d)) for a, b, c, d in INTERVAL.findall(text)]
 
 
+# a side written as a clinician's initial ("R knee")
+SIDES = {"r": "right", "l": "left"}
+
+
 def _anatomy(text: str) -> frozenset[str]:
-    return frozenset(w for w in re.findall(r"[a-z]+", text.lower()) if w in ANATOMY)
+    words = (SIDES.get(w, w) for w in re.findall(r"[a-z]+", text.lower()))
+    return frozenset(w for w in words if w in ANATOMY)
 
 
 def documented_distinct(provider: dict[str, Any]) -> bool | None:
