@@ -311,7 +311,7 @@ def test_trap_does_not_reward_the_wrong_conclusion(dev: list[dict[str, Any]],
 def test_outcome_balance(dev: list[dict[str, Any]], test_split: list[dict[str, Any]],
                          split: str) -> None:
     """No outcome field above 50% modal; every finding present (no active edit, which the
-    lookup alone decides, is kept at 4%: an edit-only agent beats the modal class by its
+    lookup alone decides, is kept under 5%: an edit-only agent beats the modal class by its
     share); every branch present; every split has the designed branch shares exactly."""
     scenarios = dev if split == "dev" else test_split
     for field in OUTCOME_FIELDS:
@@ -327,9 +327,12 @@ def test_outcome_balance(dev: list[dict[str, Any]], test_split: list[dict[str, A
         got = collections.Counter(gen.branch_of(x, random.Random(0)) for x in split_seeds)
         for branch, per_mille in gen.SHARES:
             assert abs(got[branch] - per_mille * len(split_seeds) / 1000) <= 1, (name, got)
-    # the edit decides d and a0 alone; the four indicator-1 cells are equal
+    # the edit decides d and a0 alone: d under 5% (an edit-only agent passes the modal
+    # share plus d's, the pass bar is the modal share + 0.05), a0 below d (legitimate denial
+    # under half); the four indicator-1 cells are equal
     cells = collections.Counter(s["variant"]["branch"] for s in scenarios)
-    assert cells["d"] + cells["a0"] <= 0.08 * len(scenarios)
+    assert cells["d"] < 0.05 * len(scenarios) and cells["a0"] < cells["d"], cells
+    assert cells["d"] + cells["a0"] >= 0.085 * len(scenarios), cells
     assert max(cells[b] for b in ("b", "c", "a1m", "a1n")) - min(
         cells[b] for b in ("b", "c", "a1m", "a1n")) <= 1
 
@@ -1457,3 +1460,14 @@ def test_a_same_side_distinct_pair_never_takes_two_equal_anatomic_modifiers(
             notes = " ".join(_notes(s).values())
             if set(anatomic) == {"RT", "LT"}:
                 assert re.search(r"\b(right|R) ", notes) and re.search(r"\b(left|L) ", notes)
+
+
+def test_indicator_0_mostly_documents_a_distinct_service(train: list[dict[str, Any]]) -> None:
+    """Round 4's red team: the heuristic lost only 0.056 without the NCCI lookup. An
+    indicator-0 edit admits no bypass whatever the notes say, and most of its notes now
+    document a distinct service, so an agent that reads the notes but not the indicator
+    appeals or corrects them wrongly; no-edit pairs are always distinct (as before)."""
+    a0 = [s["variant"]["distinct_documented"] for s in train if s["variant"]["branch"] == "a0"]
+    d = [s["variant"]["distinct_documented"] for s in train if s["variant"]["branch"] == "d"]
+    assert len(a0) > 40 and 0.7 <= sum(a0) / len(a0) < 1, (sum(a0), len(a0))
+    assert all(d), d

@@ -95,7 +95,10 @@ OUTCOME = {  # branch -> (finding, responsible_party, resolution_type, appeal_re
 # (legitimate denial) by exactly d's share, in every outcome field and in the pass rate. The
 # four indicator-1 cells (modifier on the claim yes/no x distinct service documented yes/no)
 # are equal, so inside indicator 1 only the notes decide
-SHARES = (("b", 233), ("a1m", 232), ("c", 233), ("a1n", 232), ("d", 40), ("a0", 30))
+# (round 5: d and a0 as large as the bars allow: an edit-only agent passes the modal share
+# plus d's, so d stays under 5% of every split, and a0 must stay below d for legitimate_denial
+# to stay under half of every split; dev's 150 seeds round a0 to 6 of 150)
+SHARES = (("b", 229), ("a1m", 227), ("c", 229), ("a1n", 227), ("d", 48), ("a0", 40))
 STATUS = {"a0": "0", "b": "1", "a1m": "1", "c": "1", "a1n": "1", "d": "none"}
 DENIALS = (("97", "M15"), ("97", "N19"), ("97", "N20"), ("236", "N20"), ("236", "M15"))
 MARKUPS = (150, 175, 200, 225, 250, 300)  # chargemaster as % of the MPFS fee
@@ -939,12 +942,13 @@ def _side_of(site: str) -> str:
     return site.split(" ", 1)[0] if site.startswith(("right ", "left ")) else ""
 
 
-def _side_form(site: str, rng: random.Random) -> str:
-    """A site as one note writes it: the side spelled out or as R/L ("R knee"), drawn per
-    note in every branch, so that whether two notes print the same side word says nothing
-    by itself; only reading R as right does (round 4's red team: differing left/right words
-    decided the procedure branch)."""
-    if rng.random() < 0.5:
+def _side_form(site: str, spelled: bool) -> str:
+    """A site as one note writes it: the side spelled out (a third of the notes) or as R/L
+    ("R knee"), drawn per note in every branch, so that whether two notes print the same
+    side word says about as little for two sites on one side as on two sides; only reading
+    R as right does (round 4's red team: differing left/right words decided the procedure
+    branch)."""
+    if spelled:
         return site
     return re.sub(r"\b(right|left) (?=[a-z])", lambda m: m[1][0].upper() + " ", site)
 # services whose lay words name one joint though the code covers several joints
@@ -1173,7 +1177,9 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     # as "a lesion" in every branch, so the wording never tells whether it was the same one
     neutral = (p[first].kind == p[second].kind == "skin" and second in cat.LESION_TEXT
                and p[first].role != p[second].role)
-    shown = {code: _side_form(sites[code], rng) for code in order}
+    # each note spells its sides out (a third) or writes R/L, the site's and the aspect's
+    spelled = {code: rng.random() < 1 / 3 for code in order}
+    shown = {code: _side_form(sites[code], spelled[code]) for code in order}
     if where_measured:
         for code, a in ((first, a1), (second, a2)):
             anchor_key = next(k for k in ANCHORS if k in sites[code])
@@ -1185,7 +1191,7 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             # each note writes the aspect in one of two equivalent ways and the distance in
             # cm or mm, drawn on its own: equal strings then mean neither one lesion nor two
             # (round 3's red team: the same lesion always printed the same phrase)
-            aspect = ASPECTS[anchor_key][a][rng.randrange(2)]
+            aspect = _side_form(ASPECTS[anchor_key][a][rng.randrange(2)], spelled[code])
             where[code] = (f"{shown[code]}, {aspect}, {'one of them ' if several else ''}"
                            f"{dist[code]} from the {anchor}")
     dx = _Dx()
@@ -1437,8 +1443,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     if distinct is None:
         # no active edit: the notes always show a distinct service for a therapy pair (two
         # timed services cannot share minutes, edit or not); indicator 0: either
+        # indicator 0: mostly a distinct service documented, which no modifier can unbundle
+        # (NCCI: indicator 0 admits no bypass whatever the records), so an agent that reads
+        # the notes but not the edit's indicator appeals or corrects these wrongly (round 4's
+        # red team: without the lookup the heuristic lost only 0.056)
         distinct = (family == "apart" or (branch == "d" and family == "therapy")
-                    or rng.random() < 0.5)
+                    or rng.random() < 0.8)
     mod = {"b": True, "a1m": True, "c": False, "a1n": False}.get(branch)
     if mod is None:
         mod = rng.random() < 0.5
