@@ -295,33 +295,101 @@ def test_eob_accumulator_is_the_plan_of_record_plus_the_claim(dev: dict,
     visit plus this claim's patient share, except where the insurer's stale total is the error
     (oop_max_exceeded: at or under the maximum although the plan of record is over it;
     deductible_already_met: the stale deductible total and the OOP total lag the plan of
-    record by the same dollars, since deductible dollars count toward the OOP maximum)."""
+    record by the same dollars, since deductible dollars count toward the OOP maximum).
+
+    The plan of record's snapshot is dated (issue 8, round 8). Dated before processing it is
+    the state before the visit; dated on or after processing it already counts this claim as
+    processed, so it equals the EOB's own totals (deductible met and OOP met) exactly, save
+    the same stale lag, and where the insurer's stale total made it apply deductible or cost
+    sharing beyond the limits, it runs past the deductible or the maximum by that overage.
+    Both readings occur in every finding."""
     n = collections.Counter()
+    dated = collections.defaultdict(set)
     for sc in [*dev.values(), *held_out.values()]:
         v = sc["variant"]
         plan = next(a for a in sc["artifacts"] if a["type"] == "plan_document")["data"]
         eob = next(a for a in sc["artifacts"] if a["type"] == "eob" and not a["distractor"])
         acc, totals = eob["data"]["accumulators"], eob["data"]["totals"]
-        before = c(plan["member_accumulators"]["oop_met_ytd"])
+        snap = plan["member_accumulators"]
+        after = _after_processing(plan, eob["data"])
+        assert after == v["snapshot_after_processing"]
+        assert snap["as_of"] <= sc["case"]["today"]
+        dated[v["kind"]].add(after)
+        share = c(totals["patient_responsibility"])
+        before = c(snap["oop_met_ytd"]) - (share if after else 0)
         oop_max = c(acc["out_of_pocket_max"])
+        deductible = c(acc["deductible"])
         if v["kind"] == "oop_max_exceeded":
-            assert c(acc["oop_met_ytd"]) <= oop_max < before + c(totals["patient_responsibility"])
+            assert c(acc["oop_met_ytd"]) <= oop_max < before + share
+            if after:  # the plan of record counts what the insurer applied: over the maximum
+                assert c(snap["oop_met_ytd"]) > oop_max
         elif v["oop_binds"]:
             assert c(acc["oop_met_ytd"]) == oop_max
+            if after:
+                assert c(snap["oop_met_ytd"]) == oop_max
         else:
-            oop_lag = before + c(totals["patient_responsibility"]) - c(acc["oop_met_ytd"])
+            oop_lag = before + share - c(acc["oop_met_ytd"])
             if v["kind"] == "deductible_already_met":
                 # the EOB's deductible total before the visit: its printed total less what
                 # it counted toward the deductible on this claim
                 counted = sum(c(ln["deductible"]) + (c(ln["copay"]) if plan[
                     "copays_count_toward_deductible"] else 0) for ln in eob["data"]["lines"])
-                ded_lag = (c(plan["member_accumulators"]["deductible_met_ytd"])
-                           - (c(acc["deductible_met_ytd"]) - counted))
+                if after:  # both count this claim as processed: the lag is what remains
+                    ded_lag = c(snap["deductible_met_ytd"]) - c(acc["deductible_met_ytd"])
+                    # the claim's deductible, added to a total already (nearly) met
+                    assert c(snap["deductible_met_ytd"]) > deductible
+                else:
+                    ded_lag = (c(snap["deductible_met_ytd"])
+                               - (c(acc["deductible_met_ytd"]) - counted))
                 assert oop_lag == ded_lag > 0, (sc["seed"], oop_lag, ded_lag)
             else:
                 assert oop_lag == 0, sc["seed"]
+                if after:
+                    assert snap["deductible_met_ytd"] == acc["deductible_met_ytd"]
+        if v["kind"] != "deductible_already_met":
+            assert c(snap["deductible_met_ytd"]) <= deductible
+        if v["kind"] != "oop_max_exceeded":
+            assert c(snap["oop_met_ytd"]) <= oop_max
         n[v["kind"]] += 1
     assert n["oop_max_exceeded"] and len(n) >= 6
+    assert all(d == {True, False} for d in dated.values()), dated
+
+
+def test_a_deductible_the_snapshot_already_counts_is_no_stale_deductible(
+        train: list, dev: dict, env: ClarusEnv) -> None:
+    """Issue 8, round 8: "the EOB applies more deductible than the plan's room (deductible less
+    met)" was the stale-deductible error's alone (125/125 on train). A snapshot taken after the
+    claim was processed already counts the claim's own deductible, so the same disagreement now
+    occurs in every other finding too, where the EOB is right; the snapshot's date against the
+    EOB's processed date decides which it is, and the heuristic reads it."""
+    hits = collections.Counter()
+    n = collections.Counter()
+    for sc in train:
+        arts = {a["type"]: a["data"] for a in sc["artifacts"] if not a["distractor"]}
+        plan, eob = arts["plan_document"], arts["eob"]
+        applied = sum(c(ln["deductible"]) for ln in eob["lines"])
+        naive = c(plan["deductible"]) - c(plan["member_accumulators"]["deductible_met_ytd"])
+        kind = sc["expected"]["finding"]
+        n[kind] += 1
+        if applied > 0 and naive < applied:
+            hits[kind] += 1
+            if kind != "deductible_already_met":  # the dated reading clears it
+                assert _after_processing(plan, eob) and _ded_left(plan, eob) >= applied
+    assert hits["deductible_already_met"] == n["deductible_already_met"]
+    others = [k for k in n if k not in ("deductible_already_met", "oop_max_exceeded")]
+    # at least a fifth of every other finding, and 30% of them together (round 8's bar: 30%
+    # of the rate in deductible_already_met, which is 100%)
+    assert all(hits[k] / n[k] >= 0.2 for k in others), {k: hits[k] / n[k] for k in others}
+    assert sum(hits[k] for k in others) / sum(n[k] for k in others) >= 0.28, hits
+    # the heuristic, reading the dated snapshot, never takes such a claim for a stale one
+    wrong = 0
+    cases = [sc for sc in dev.values() if sc["variant"]["snapshot_after_processing"]
+             and sc["expected"]["finding"] != "deductible_already_met"]
+    for sc in cases[:30]:
+        agent = HeuristicAgent()
+        _grade_of(env, sc, agent)
+        wrong += agent.decision["finding"] == "deductible_already_met"
+    assert cases and wrong == 0
 
 
 def test_repair_diagnosis_is_the_repairs_site(dev: dict, held_out: dict) -> None:
@@ -603,13 +671,29 @@ def test_duplicate_capture_is_the_practices_and_follows_its_credit_policy(
     assert seen["balance_correction"] and seen["refund_request"]
 
 
-def _ded_left(plan_doc: dict) -> int:
-    """Deductible room before the claim: the plan prints what was met, the agent subtracts."""
-    return c(plan_doc["deductible"]) - c(plan_doc["member_accumulators"]["deductible_met_ytd"])
+def _after_processing(plan_doc: dict, eob: dict | None) -> bool:
+    """Is the plan of record's snapshot dated on or after the EOB's processing (so that it
+    already counts this claim as processed)?"""
+    return eob is not None and plan_doc["member_accumulators"]["as_of"] >= eob["processed_date"]
 
 
-def _oop_left(plan_doc: dict) -> int:
-    return c(plan_doc["out_of_pocket_max"]) - c(plan_doc["member_accumulators"]["oop_met_ytd"])
+def _ded_left(plan_doc: dict, eob: dict | None = None) -> int:
+    """Deductible room before the claim: the plan prints what was met, the agent subtracts
+    (and, from a snapshot taken after processing, takes this claim's own deductible and the
+    copays that count toward it back off first)."""
+    met = c(plan_doc["member_accumulators"]["deductible_met_ytd"])
+    if _after_processing(plan_doc, eob):
+        counts = plan_doc["copays_count_toward_deductible"]
+        met -= sum(c(ln["deductible"]) + (c(ln["copay"]) if counts else 0)
+                   for ln in eob["lines"])
+    return max(0, c(plan_doc["deductible"]) - met)
+
+
+def _oop_left(plan_doc: dict, eob: dict | None = None) -> int:
+    met = c(plan_doc["member_accumulators"]["oop_met_ytd"])
+    if _after_processing(plan_doc, eob):
+        met -= c(eob["totals"]["patient_responsibility"])
+    return c(plan_doc["out_of_pocket_max"]) - met
 
 
 def test_oop_cap_branches(dev: dict, held_out: dict) -> None:
@@ -620,7 +704,7 @@ def test_oop_cap_branches(dev: dict, held_out: dict) -> None:
             continue
         plan = next(a for a in sc["artifacts"] if a["type"] == "plan_document")["data"]
         eob = next(a for a in sc["artifacts"] if a["type"] == "eob" and not a["distractor"])
-        left = _oop_left(plan)
+        left = _oop_left(plan, eob["data"])
         assert exp["patient_share_cents"] == left  # the cap binds: the share is what was left
         pr_eob = c(eob["data"]["totals"]["patient_responsibility"])
         if v["kind"] == "oop_max_exceeded":
@@ -644,7 +728,7 @@ def test_no_record_field_marks_the_planted_error(train: list) -> None:
         by["gap_lt200"][kind] += 0 < gap <= 20_000
         by["paid0"][kind] += c(arts["claim_record"]["patient_amount_paid"]) == 0
         by["cents_price"][kind] += any(c(ln["billed"]) % 100 for ln in arts["eob"]["lines"])
-        by["ded_left"][kind] += _ded_left(arts["plan_document"]) > 0
+        by["ded_left"][kind] += _ded_left(arts["plan_document"], arts["eob"]) > 0
         by["n"][kind] += 1
     n = by["n"]
     # a stale OOP total near the cap, or exactly at it, is no label
@@ -851,10 +935,10 @@ def test_every_amount_is_the_fee_formula_and_the_plan(ref: Any, dev: dict) -> No
         lines = [{"allowed": ln["allowed"], "benefit": meta["benefit"]}
                  for ln, meta in zip(eob["lines"], v["lines"], strict=True)]
         shares = _shares(lines, plan_doc, benefit_copay,
-                         _ded_left(plan_doc),
+                         _ded_left(plan_doc, eob),
                          plan_doc["copays_count_toward_deductible"])
         pr_correct = min(sum(sum(s) for s in shares),
-                         _oop_left(plan_doc))  # the OOP cap
+                         _oop_left(plan_doc, eob))  # the OOP cap
         pr_eob = c(eob["totals"]["patient_responsibility"])
         if v["error_side"] == "insurer":
             assert pr_eob > pr_correct

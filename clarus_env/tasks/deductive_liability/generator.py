@@ -417,7 +417,23 @@ PAY_STATES: tuple[tuple[str, int], ...] = (("none", 3), ("full", 2), ("part", 5)
 # stale total lags the plan of record: a claim processed elsewhere, $1 to this many
 STALE_LAG_MAX = 150
 # the deductible before the claim, where the member is far from the OOP maximum (every branch)
-DED_STATES: tuple[tuple[str, int], ...] = (("met", 3), ("partial", 5), ("not_met", 2))
+DED_STATES: tuple[tuple[str, int], ...] = (("met", 2), ("partial", 6), ("not_met", 2))
+# the share of plan-of-record snapshots taken after this claim was processed (every branch)
+SNAPSHOT_AFTER = 0.75
+# close to the out-of-pocket maximum a member has usually met the deductible, but not where
+# copays fill the maximum instead: on a copay plan whose copays do not count toward the
+# deductible, copays (office visits elsewhere, specialty-tier prescriptions at a fixed copay a
+# month) still count toward the annual limitation on cost sharing (45 CFR 156.130(a), cost
+# sharing includes copayments; DOMAIN.md §2), so a member can reach the maximum with deductible
+# left where the maximum exceeds the deductible by no more than this (cents, $500 a month)
+COPAY_FILL_MAX = 600_000
+
+
+def _copay_fill(p: dict[str, Any]) -> bool:
+    """Can copays, rather than the deductible, have brought a member close to this plan's
+    out-of-pocket maximum (so that, close to it, some deductible may still be left)?"""
+    return (p["copay_primary_care"] > 0 and not p["copays_count_toward_deductible"]
+            and p["deductible"] > 0 and p["oop_max"] - p["deductible"] <= COPAY_FILL_MAX)
 
 
 def _remaining_draw(rng: random.Random, state: str, first_allowed: int) -> int:
@@ -531,7 +547,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         if kind == "copay_not_credited" or duplicate_of == "checkin_copay":
             return has_copay
         if kind == "deductible_already_met":
-            return p["deductible"] > 0
+            # issue 8, round 8: a deductible applied next to an OOP total near the maximum
+            # occurred only here (close members of every other branch had it met); close to
+            # the maximum it now occurs wherever copays filled the maximum, in every branch,
+            # and a stale deductible total close to the cap is drawn on such plans alone
+            return p["deductible"] > 0 and (not close or _copay_fill(p))
         return True
 
     for _ in range(200):
@@ -593,7 +613,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # fills the rest of the maximum, only starts once it is met)
     # (the same draw in every branch; an error about the deductible or about coinsurance needs
     # deductible room short of the claim, so a deductible not met at all is partly met there)
-    if deductible == 0 or cap_state != "far":
+    # (an ignored cap keeps the deductible met: its room must clear the claim's deductible and
+    # copays, the cap cutting coinsurance only)
+    if deductible == 0 or (cap_state != "far" and (
+            kind == "oop_max_exceeded" or not _copay_fill(plan))):
         ded_state = "met"
     else:
         ded_state = _weighted(rng, DED_STATES)
@@ -632,9 +655,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             stale_draw = min(deductible, counted + 100 + first_allowed // 2)
             top_r = min(stale_draw - counted - 100, first_allowed * 90 // 100)
         remaining = max(0, top_r - round(100 * STALE_LAG_MAX ** rng.random()))
-        # close to the maximum the plan of record has the deductible met; far from it, the
-        # claim processed elsewhere met it as often as any far member has it met
-        if close or rng.random() < DED_STATES[0][1] / sum(w for _, w in DED_STATES):
+        # the claim processed elsewhere met it as often as any member with some left has it
+        # met (close to the maximum too: such a plan's copays filled the maximum)
+        if rng.random() < DED_STATES[0][1] / sum(w for _, w in DED_STATES):
             remaining = 0
         ded_state = "met" if remaining == 0 else "partial"
 
@@ -1304,14 +1327,37 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     }
     plan_doc["network"] = ("In-network providers accept the plan's allowed amount as payment "
                            "in full and may not bill members the difference (CO-45).")
+    # the plan of record's snapshot is dated: mostly (``SNAPSHOT_AFTER``, every branch alike)
+    # it was taken after this claim was processed (a member portal shows current totals) and
+    # already counts it, as the claim was processed (its
+    # deductible and copays counted toward it, its patient share toward the OOP maximum). The
+    # room before the claim is then the snapshot less this claim's own EOB amounts, so a
+    # snapshot that shows less deductible room than the EOB applied is no error by itself
+    # (issue 8, round 8: that disagreement occurred only where the deductible was stale); only
+    # the snapshot's date against the EOB's processed date says which reading applies. Where
+    # the insurer's claims system worked from a stale total (a deductible applied twice, a cap
+    # ignored) the snapshot sums what each claim applied, so it runs past the deductible or
+    # the maximum by the overage: how a member's portal shows an over-applied deductible
+    # (DOMAIN.md §2 example E3: deductible applied although the accumulator shows it met).
+    snap_after = rng.random() < SNAPSHOT_AFTER
+    snap_ded, snap_oop, counted_claims = prior_ded, prior_oop, other_claims + 1
+    if snap_after:
+        eob_before = prior_ded if stale_remaining is None else deductible - stale_remaining
+        snap_ded = prior_ded + (ded_after_eob - eob_before)
+        snap_oop = prior_oop + pr_eob
+        counted_claims += 1
+        snap_date = processed + dt.timedelta(days=rng.randrange((today - processed).days + 1))
+    else:
+        snap_date = dos - dt.timedelta(days=1) + dt.timedelta(
+            days=rng.randrange((processed - dos).days))
     plan_doc["member_accumulators"] = {
-        "member_id": member_id, "plan_year": "2026", "as_of": C.iso(dos - dt.timedelta(days=1)),
-        "deductible_met_ytd": D(prior_ded), "oop_met_ytd": D(prior_oop),
-        "claims_counted_ytd": other_claims + 1,
-        "note": "Plan-of-record accumulators before the claim for "
-                f"{C.iso(dos)} was processed: they count every claim processed this plan "
-                f"year ({other_claims + 1}, including other providers and pharmacy), which "
-                "may post to the insurer's own EOB totals later.",
+        "member_id": member_id, "plan_year": "2026", "as_of": C.iso(snap_date),
+        "deductible_met_ytd": D(snap_ded), "oop_met_ytd": D(snap_oop),
+        "claims_counted_ytd": counted_claims,
+        "note": "Plan-of-record accumulators as of the date shown: they count every claim "
+                f"processed this plan year through that date ({counted_claims}, including "
+                "other providers and pharmacy), each as it was processed; claims processed "
+                "elsewhere may post to the insurer's own EOB totals later.",
     }
 
     def art(key: str, typ: str, party: str, k: str, data: dict[str, Any],
@@ -1410,6 +1456,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "balance_billing_mode": bb_mode,
         "oop_remaining_before": oop_left, "credit_policy": policy,
         "open_balance_cents": open_balance, "previous_balance_cents": prior_bal,
+        "snapshot_after_processing": snap_after,
     }
     return {"case": case, "artifacts": artifacts, "references": references, "counters": [],
             "expected": expected, "variant": variant}

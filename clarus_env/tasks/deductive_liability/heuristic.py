@@ -9,8 +9,9 @@ deadlines, then reason over what it read:
    voided nor refunded → the practice charged twice (``duplicate_charge``, provider); the
    practice's stated credit policy decides refund vs applying the credit to an open balance;
 2. the patient's share recomputed from the plan (copay for the visit, remaining deductible
-   from the plan's accumulator, coinsurance on the allowed amount) — if the EOB asks more, the
-   insurer erred (deductible already met, or coinsurance on billed) → claim reprocessing;
+   from the plan's accumulator — less this claim's own deductible where the snapshot is dated
+   on or after the EOB's processing — coinsurance on the allowed amount) — if the EOB asks
+   more, the insurer erred (deductible already met, or coinsurance on billed) → claim reprocessing;
 3. everything asked of the patient since the visit (card payments plus the open ledger
    balance, less self-pay items bought at the visit) beyond the EOB's patient responsibility
    → the provider erred, named from the ledger (a charge posted twice and not reversed, less
@@ -70,11 +71,20 @@ def _pct(amount: int, pct: int) -> int:
     return int((Decimal(amount) * pct / 100).to_integral_value(rounding="ROUND_HALF_UP"))
 
 
-def _ded_left(plan: dict[str, Any]) -> int:
+def _ded_left(plan: dict[str, Any], eob: dict[str, Any] | None = None) -> int:
     """Deductible room before the claim: the plan's deductible less what the plan of record
-    counts as met (the accumulator prints only what was met)."""
+    counts as met (the accumulator prints only what was met). A snapshot dated on or after the
+    EOB's processing already counts this claim's deductible (and the copays that count toward
+    it) as processed, so those come back off first: otherwise a deductible the claim itself
+    used up would look applied twice."""
     acc = plan.get("member_accumulators", {})
-    return max(0, _cents(plan.get("deductible", "0")) - _cents(acc.get("deductible_met_ytd", "0")))
+    met = _cents(acc.get("deductible_met_ytd", "0"))
+    if eob is not None and str(acc.get("as_of", "")) >= str(eob.get("processed_date", "~")):
+        counts = bool(plan.get("copays_count_toward_deductible"))
+        met -= sum(_cents(ln.get("deductible", "0"))
+                   + (_cents(ln.get("copay", "0")) if counts else 0)
+                   for ln in eob.get("lines", []))
+    return max(0, _cents(plan.get("deductible", "0")) - met)
 
 
 class HeuristicAgent:
@@ -184,7 +194,7 @@ class HeuristicAgent:
         kind = "primary_care" if specialty.lower() in PRIMARY_CARE else "specialist"
         visit_copay = _cents(copays.get(kind, "0")) \
             if benefits.get("office_visit", {}).get("copay_applies") else 0
-        ded_left = _ded_left(plan)
+        ded_left = _ded_left(plan, eob)
         pct = int(plan.get("coinsurance_pct", 0))
         counts = bool(plan.get("copays_count_toward_deductible"))
         total = 0
@@ -237,7 +247,7 @@ class HeuristicAgent:
             share = self._true_share(eob, plan, specialty)
             if pr_eob > share:
                 ded_eob = sum(_cents(ln.get("deductible", "0")) for ln in eob.get("lines", []))
-                ded_left = _ded_left(plan)
+                ded_left = _ded_left(plan, eob)
                 finding = ("deductible_already_met" if ded_eob > ded_left
                            else "coinsurance_on_billed")
                 return {"finding": finding, "responsible_party": "insurer",
