@@ -418,6 +418,10 @@ PAY_STATES: tuple[tuple[str, int], ...] = (("none", 3), ("full", 2), ("part", 5)
 STALE_LAG_MAX = 150
 # the deductible before the claim, where the member is far from the OOP maximum (every branch)
 DED_STATES: tuple[tuple[str, int], ...] = (("met", 2), ("partial", 6), ("not_met", 2))
+# the share of claims with a line entered twice and reversed (or voided and rebilled), and of
+# older visits at this visit's own code (the same fee), in every branch
+REPOST_SHARE = 0.4
+OLDER_SAME_VISIT = 0.4
 # the share of plan-of-record snapshots taken after this claim was processed (every branch)
 SNAPSHOT_AFTER = 0.75
 # close to the out-of-pocket maximum a member has usually met the deductible, but not where
@@ -667,7 +671,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     prior_ded = deductible - remaining
     older_dx = rng.choice([d for d in em_dx if em_levels(d, visit_copay)])
     older_em = rng.choice(em_levels(older_dx, visit_copay))
-    if rng.random() < 0.5:  # the first visit to this practice: a new-patient code
+    if rng.random() < OLDER_SAME_VISIT:
+        # a follow-up of the same problem at the same level: two visits, the same fee (the
+        # same charge amount twice on the ledger, under two claims; issue 8, round 8)
+        older_dx, older_em = visit_dx, em
+    elif rng.random() < 0.5:  # the first visit to this practice: a new-patient code
         older_em = NEW_FOR_EST[older_em]
     older_allowed = fee(ref, older_em, loc)
     older_line = {"line": 1, "hcpcs": older_em, "modifiers": [], "benefit": "office_visit",
@@ -1208,13 +1216,22 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         if copay_txn is not None:
             post(date, "patient_payment", "Copay collected at check-in",
                  _c(copay_txn["amount"]), copay_txn["transaction_id"])
-        if reposted is not None and cid == claim_id:
+        if reposted is not None and cid == claim_id and not rebilled:
             # a charge entered twice at posting and reversed by the biller: not an error
             post(date, "charge", f"{reposted['hcpcs']} {_desc(ref, reposted['hcpcs'])}",
                  reposted["billed"], f"{cid} line {reposted['line']}")
             post(date + dt.timedelta(days=rng.randrange(1, 4)), "adjustment",
                  "Charge reversal - entered twice", reposted["billed"],
                  f"{cid} line {reposted['line']}")
+        elif reposted is not None and cid == claim_id:
+            # the line voided and rebilled on a corrected claim before submission (a
+            # diagnosis pointer or modifier fixed): the reversal and the rebilled charge of
+            # the same amount both show, and the line is owed once
+            day = date + dt.timedelta(days=rng.randrange(1, 3))
+            post(day, "adjustment", "Charge reversal - voided for corrected claim",
+                 reposted["billed"], f"{cid} line {reposted['line']}")
+            post(day, "charge", f"{reposted['hcpcs']} {_desc(ref, reposted['hcpcs'])} "
+                 "(rebilled)", reposted["billed"], f"{cid} line {reposted['line']}")
         post(era, "insurance_payment", f"{insurer} ERA payment",
              sum(cs["plan_paid"] for cs in shares), cid)
         for ln, adj in adjs:
@@ -1231,8 +1248,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         start = older_dos if older_on_ledger else dos
         post(start - dt.timedelta(days=rng.randrange(3, 25)), "charge",
              "Balance forward from prior statement", prior_bal, f"STMT-{_digits(rng, 6)}")
-    reposted = rng.choice(lines) if (kind != "duplicate_posting" and rng.random() < 0.25) \
-        else None
+    # a line entered twice and reversed, or voided and rebilled: the same charge amount twice
+    # (with its reversal) in every branch, a duplicate posting's too (issue 8, round 8: a
+    # repeated charge amount was otherwise the duplicate posting's alone)
+    reposted = rng.choice(lines) if rng.random() < REPOST_SHARE else None
+    rebilled = reposted is not None and rng.random() < 0.5
     if older_on_ledger:
         older_copay_txn = first if older_cs["copay"] else None
         post_claim(older_claim_id, [older_line], [older_cs], older_dos,
@@ -1450,7 +1470,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "old_refunded_duplicate": old_noise, "oop_binds": oop_bind, "near_cap": near_cap,
         "close_to_cap": close,
         "retail_item": any(day == dos for day, *_ in retail),
-        "reposted_reversed": reposted is not None,
+        "reposted_reversed": reposted is not None, "rebilled": rebilled,
         "older_on_ledger": older_on_ledger, "per_line_co45": per_line_adj,
         "statement_payments": len(stmt_txns), "markup_pct": markup,
         "balance_billing_mode": bb_mode,
