@@ -328,11 +328,11 @@ def test_outcome_balance(dev: list[dict[str, Any]], test_split: list[dict[str, A
         for branch, per_mille in gen.SHARES:
             assert abs(got[branch] - per_mille * len(split_seeds) / 1000) <= 1, (name, got)
     # the edit decides d and a0 alone: d under 5% (an edit-only agent passes the modal
-    # share plus d's, the pass bar is the modal share + 0.05), a0 below d (legitimate denial
-    # under half); the four indicator-1 cells are equal
+    # share plus d's, the pass bar is the modal share + 0.05), a0 no larger than d (legitimate
+    # denial under half); the four indicator-1 cells are equal
     cells = collections.Counter(s["variant"]["branch"] for s in scenarios)
-    assert cells["d"] < 0.05 * len(scenarios) and cells["a0"] < cells["d"], cells
-    assert cells["d"] + cells["a0"] >= 0.085 * len(scenarios), cells
+    assert cells["d"] <= 0.04 * len(scenarios) and cells["a0"] <= cells["d"], cells
+    assert cells["d"] + cells["a0"] >= 0.075 * len(scenarios), cells
     assert max(cells[b] for b in ("b", "c", "a1m", "a1n")) - min(
         cells[b] for b in ("b", "c", "a1m", "a1n")) <= 1
 
@@ -1370,7 +1370,10 @@ def test_em_practice_and_credential_words_are_alike_in_every_branch(
             by[d][word] += re.search(rf"(?<![\w.-]){re.escape(word)}(?![\w-])", note) is not None
     for word in by[True] | by[False]:
         rates = [by[d][word] / n[d] for d in (True, False)]
-        assert abs(rates[0] - rates[1]) <= 0.12, (word, rates)
+        pooled = (by[True][word] + by[False][word]) / (n[True] + n[False])
+        # within three standard errors of the difference (a dozen words are compared)
+        se = math.sqrt(pooled * (1 - pooled) * (1 / n[True] + 1 / n[False]))
+        assert abs(rates[0] - rates[1]) <= max(3 * se, 0.02), (word, rates)
 
 
 def test_credentials_follow_the_specialty(dev: list[dict[str, Any]],

@@ -95,10 +95,11 @@ OUTCOME = {  # branch -> (finding, responsible_party, resolution_type, appeal_re
 # (legitimate denial) by exactly d's share, in every outcome field and in the pass rate. The
 # four indicator-1 cells (modifier on the claim yes/no x distinct service documented yes/no)
 # are equal, so inside indicator 1 only the notes decide
-# (round 5: d and a0 as large as the bars allow: an edit-only agent passes the modal share
-# plus d's, so d stays under 5% of every split, and a0 must stay below d for legitimate_denial
-# to stay under half of every split; dev's 150 seeds round a0 to 6 of 150)
-SHARES = (("b", 229), ("a1m", 227), ("c", 229), ("a1n", 227), ("d", 48), ("a0", 40))
+# (round 5: a0 raised to d's size, the most the bars allow: legitimate denial is a0 plus half
+# of the rest, so it stays under half of every split only while a0 <= d; and an edit-only
+# agent passes the modal share plus d's, so d stays at 4%, leaving 0.01 of the pass bar's
+# 0.05 for chance)
+SHARES = (("b", 231), ("a1m", 230), ("c", 231), ("a1n", 230), ("d", 40), ("a0", 38))
 STATUS = {"a0": "0", "b": "1", "a1m": "1", "c": "1", "a1n": "1", "d": "none"}
 DENIALS = (("97", "M15"), ("97", "N19"), ("97", "N20"), ("236", "N20"), ("236", "M15"))
 MARKUPS = (150, 175, 200, 225, 250, 300)  # chargemaster as % of the MPFS fee
