@@ -26,6 +26,7 @@ change.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import functools
 import importlib
@@ -383,16 +384,56 @@ MIN_SHARE = 0.01  # a leaf seen in fewer train views cannot be learned from
 MAX_TEXT_GROUP = 8  # texts per container compared pairwise
 
 
+def _nth_weekday(year: int, month: int, weekday: int, n: int) -> dt.date:
+    """The ``n``-th ``weekday`` (Monday 0) of a month; ``n = -1`` is the last one."""
+    if n < 0:
+        last = dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1)
+        return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
+    first = dt.date(year, month, 1)
+    return first + dt.timedelta(days=(weekday - first.weekday()) % 7 + 7 * (n - 1))
+
+
+@functools.cache
+def federal_holidays(year: int) -> tuple[dt.date, ...]:
+    """The legal public holidays of 5 U.S.C. 6103(a) for ``year``, on the days they are
+    observed (6103(b) and Executive Order 11582: one falling on a Saturday is observed the
+    Friday before, on a Sunday the Monday after; New Year's Day on a Saturday is therefore
+    observed on December 31 of the year before). The audit's own calendar, independent of any
+    generator's: a shortcut reads dates as an outsider would. Juneteenth from 2021."""
+    fixed = [dt.date(year, 1, 1), dt.date(year, 7, 4), dt.date(year, 11, 11),
+             dt.date(year, 12, 25)] + ([dt.date(year, 6, 19)] if year >= 2021 else [])
+    observed = [d - dt.timedelta(days=1) if d.weekday() == 5 else
+                d + dt.timedelta(days=1) if d.weekday() == 6 else d for d in fixed]
+    moving = [_nth_weekday(year, 1, 0, 3), _nth_weekday(year, 2, 0, 3),  # King, Washington
+              _nth_weekday(year, 5, 0, -1), _nth_weekday(year, 9, 0, 1),  # Memorial, Labor
+              _nth_weekday(year, 10, 0, 2), _nth_weekday(year, 11, 3, 4)]  # Columbus, Thanksg.
+    return tuple(sorted(observed + moving))
+
+
+def holiday_distance(day: dt.date) -> tuple[int, int]:
+    """Days since the last observed federal holiday and until the next one (0 and 0 on the
+    holiday itself): deadlines counted in business days bend around holidays, so a generator
+    that draws its dates near them more often in one branch leaks through this alone."""
+    around = sorted({h for y in (day.year - 1, day.year, day.year + 1)
+                     for h in federal_holidays(y)})
+    i = bisect.bisect_right(around, day)
+    since = (day - around[i - 1]).days
+    j = bisect.bisect_left(around, day)
+    return since, (around[j] - day).days
+
+
 @dataclass
 class Leaves:
     """A view's leaves by kind: numbers (amounts as printed, list lengths), date parts (day
-    number, weekday, hour of every ISO date or timestamp), categorical strings, and free
-    texts (three or more tokens with a space between) for the pairwise overlap."""
+    number, weekday, hour of every ISO date or timestamp), each date's distance to the
+    nearest federal holidays, categorical strings, and free texts (three or more tokens with
+    a space between) for the pairwise overlap and the word presence."""
 
     numbers: dict[str, float] = field(default_factory=dict)
     dates: dict[str, float] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
+    holidays: dict[str, float] = field(default_factory=dict)
 
 
 def _walk(obj: Any, path: str, out: Leaves) -> None:
@@ -423,6 +464,10 @@ def _walk(obj: Any, path: str, out: Leaves) -> None:
             if day is not None:
                 out.dates[f"{path}@day"] = float(day.toordinal())
                 out.dates[f"{path}@weekday"] = float(day.weekday())
+                since, until = holiday_distance(day)
+                out.holidays[f"{path}@since_holiday"] = float(since)
+                out.holidays[f"{path}@until_holiday"] = float(until)
+                out.holidays[f"{path}@holiday"] = float(min(since, until))
                 if m.group(2):
                     out.dates[f"{path}@hour"] = int(m.group(2)) + int(m.group(3)) / 60
                 return
@@ -490,6 +535,17 @@ def overlap_features(texts: dict[str, str], free: Iterable[str] | None = None
     return out
 
 
+WORD_ONLY = re.compile(r"[a-z]+(?:['-][a-z]+)*")
+WORD_MIN_DOCS = 5  # a word in fewer train views is not in the vocabulary
+
+
+def words(text: str) -> set[str]:
+    """The distinct words of a free text, lower-cased, digits dropped: what a note says in
+    words (a side, a format, a credential) rather than the numbers it repeats, which the
+    overlap features compare."""
+    return set(WORD_ONLY.findall(text.lower()))
+
+
 class LeafMatrix:
     """Turns views into a numeric matrix a boosted tree fits, with the columns fixed on train:
     numeric and date leaves as values (missing stays missing), categorical leaves as category
@@ -497,8 +553,9 @@ class LeafMatrix:
     figures as values. Columns seen in under 1% of train views or constant on train are
     dropped."""
 
-    def __init__(self, kinds: tuple[str, ...], leaves: list[Leaves]) -> None:
-        self.kinds = kinds
+    def __init__(self, kinds: tuple[str, ...], leaves: list[Leaves], *,
+                 onehot: bool = False) -> None:
+        self.kinds, self.onehot = kinds, onehot
         n = len(leaves)
         # free text is text that is not a category: a path with more distinct texts on train
         # than a categorical leaf may have (boilerplate such as an adjustment's standard
@@ -508,6 +565,7 @@ class LeafMatrix:
             for p, t in lv.texts.items():
                 seen[p].add(t)
         self.free = sorted(p for p, ts in seen.items() if len(ts) > MAX_CATEGORIES)
+        self.worded = self._worded(seen)
         rows = [self._raw(lv) for lv in leaves]
         values: dict[str, list[Any]] = defaultdict(list)
         for row in rows:
@@ -518,15 +576,27 @@ class LeafMatrix:
         for k in sorted(values):
             vs = values[k]
             distinct = set(vs)
-            if len(vs) < MIN_SHARE * n or (len(distinct) < 2 and len(vs) == n):
+            if (len(vs) < (WORD_MIN_DOCS if k.startswith("w:") else MIN_SHARE * n)
+                    or (len(distinct) < 2 and len(vs) == n)):
                 continue
             if isinstance(vs[0], str):
                 if len(distinct) > MAX_CATEGORIES:
                     continue
                 self.codes[k] = {v: i for i, v in enumerate(sorted(distinct))}
+                if onehot:
+                    self.columns.extend(f"{k}={v}" for v in sorted(distinct))
+                    continue
             self.columns.append(k)
         self.index = {k: i for i, k in enumerate(self.columns)}
         self.categorical = [k in self.codes for k in self.columns]
+        # presence columns (a word, a one-hot category) read 0 where absent, not missing
+        self.present = [i for i, k in enumerate(self.columns)
+                        if k.startswith("w:") or (onehot and k.startswith("c:"))]
+
+    def _worded(self, seen: dict[str, set[str]]) -> list[str]:
+        """The texts whose words are features: the free texts (the words of boilerplate
+        measured no better and cost a third more columns)."""
+        return self.free
 
     def _raw(self, lv: Leaves) -> dict[str, Any]:
         row: dict[str, Any] = {}
@@ -538,14 +608,26 @@ class LeafMatrix:
             row.update((f"c:{k}", v) for k, v in lv.labels.items())
         if "overlap" in self.kinds:
             row.update((f"o:{k}", v) for k, v in overlap_features(lv.texts, self.free).items())
+        if "holidays" in self.kinds:
+            row.update((f"h:{k}", v) for k, v in lv.holidays.items())
+        if "words" in self.kinds:
+            for p in self.worded:
+                if p in lv.texts:
+                    row.update((f"w:{p}~{w}", 1.0) for w in words(lv.texts[p]))
         return row
 
     def transform(self, leaves: list[Leaves]) -> Any:
         import numpy as np
 
         x = np.full((len(leaves), len(self.columns)), np.nan)
+        x[:, self.present] = 0.0
         for r, lv in enumerate(leaves):
             for k, v in self._raw(lv).items():
+                if self.onehot and k in self.codes:
+                    c = self.index.get(f"{k}={v}")
+                    if c is not None:
+                        x[r, c] = 1.0
+                    continue
                 c = self.index.get(k)
                 if c is None:
                     continue
@@ -592,11 +674,16 @@ def _log_proba(model: Any, x: Any) -> dict[str, float]:
 
 # the learned shortcuts over leaves, one agent per feature set, each fitted on all of train:
 # each kind alone (a kind alone can hold a leak that the other kinds' noise hides at 1,200
-# scenarios, and choosing the kind on a slice of train is too noisy to find it), all three
-# together, and the categorical leaves with the pairwise overlap of side-by-side free texts
+# scenarios, and choosing the kind on a slice of train is too noisy to find it; the dates
+# with each date's distance to the federal holidays), numbers, dates and labels together,
+# the categorical leaves with the pairwise overlap of side-by-side free texts, and a random
+# forest over the categorical leaves and the words of every free text (rf_words)
 LEARNED_AGENTS: dict[str, tuple[str, ...]] = {
-    "gb_numbers": ("numbers",), "gb_dates": ("dates",), "gb_labels": ("labels",),
-    "gb_records": ("numbers", "dates", "labels"), "overlap_records": ("labels", "overlap")}
+    "gb_numbers": ("numbers",), "gb_dates": ("dates", "holidays"), "gb_labels": ("labels",),
+    "gb_records": ("numbers", "dates", "labels"), "overlap_records": ("labels", "overlap"),
+    "rf_words": ("labels", "words")}
+# the learner each of them uses where it is not boosted trees
+LEARNER: dict[str, str] = {"rf_words": "forest"}
 
 
 def _pointer(train: TrainSet, views: list[dict[str, Any]], leaves: list[Leaves]
@@ -632,25 +719,50 @@ def _pointer(train: TrainSet, views: list[dict[str, Any]], leaves: list[Leaves]
     return amount
 
 
-def learned_rule(train: TrainSet, kinds: tuple[str, ...]) -> Decide | None:
-    """Boosted trees per outcome field over the ``kinds`` of leaves the agent was shown
-    (``LEARNED_AGENTS``), fitted on train; the finding is its model's most likely value, the
-    rest the whole answer seen on train with that finding that the other fields' models find
-    most likely together (a field with one value on train answers it). The amount comes
-    from ``_pointer``. None without scikit-learn, or where train shows no leaf of these kinds
-    (for the overlap: no view holds two free texts side by side)."""
+def forest(x: Any, y: list[str]) -> Any:
+    """One random forest, the same in every process (fixed random state, one job): on many
+    sparse presence columns (the words of the notes) a forest's random feature subsets find
+    a word among hundreds that boosting's greedy first splits pass over."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier(n_estimators=150, min_samples_leaf=1, max_features="sqrt",
+                                  random_state=0, n_jobs=1).fit(x, y)
+
+
+def _train_leaves(train: TrainSet) -> tuple[list[dict[str, Any]], list[Leaves]]:
+    views = train_views(train)
+    if train.leaves is None:
+        train.leaves = [view_leaves(v) for v in views]
+    return views, train.leaves
+
+
+def learned_rule(train: TrainSet, kinds: tuple[str, ...], model: str = "boosted"
+                 ) -> Decide | None:
+    """Boosted trees (``model="forest"``: a random forest over one-hot categories and word
+    presence) per outcome field over the ``kinds`` of leaves the agent was shown
+    (``LEARNED_AGENTS``), fitted on train. None without scikit-learn, or where train shows no
+    leaf of these kinds (for the overlap: no view holds two free texts side by side; for the
+    words: no free text)."""
     try:
         import sklearn  # noqa: F401
     except ImportError:
         return None
-    views = train_views(train)
-    if train.leaves is None:
-        train.leaves = [view_leaves(v) for v in views]
-    leaves = train.leaves
-    matrix = LeafMatrix(kinds, leaves)
-    if not matrix.columns or ("overlap" in kinds and not any(
-            c.startswith("o:") for c in matrix.columns)):
+    views, leaves = _train_leaves(train)
+    matrix = LeafMatrix(kinds, leaves, onehot=model == "forest")
+    if not matrix.columns or any(k in kinds and not any(c.startswith(p) for c in matrix.columns)
+                                 for k, p in (("overlap", "o:"), ("words", "w:"))):
         return None
+    fit = forest if model == "forest" else functools.partial(
+        boosted_trees, categorical=matrix.categorical)
+    return _decoder(train, views, leaves, matrix, fit)
+
+
+def _decoder(train: TrainSet, views: list[dict[str, Any]], leaves: list[Leaves], matrix: Any,
+             fit: Callable[[Any, list[str]], Any]) -> Decide:
+    """A learned shortcut's answer: one model per outcome field (``fit``) over ``matrix``; the
+    finding is its model's most likely value, the rest the whole answer seen on train with that
+    finding that the other fields' models find most likely together (a field with one value on
+    train answers it). The amount comes from ``_pointer``."""
     x = matrix.transform(leaves)
     fields = [f for f, _ in train.labels[0]]
     models: dict[str, Any] = {}
@@ -663,7 +775,7 @@ def learned_rule(train: TrainSet, kinds: tuple[str, ...]) -> Decide | None:
         elif i and len({a[0] for a in answers}) == len({(a[0], a[i]) for a in answers}):
             continue  # the finding decides this field on train: the decoding below sets it
         else:
-            models[f] = boosted_trees(x, y, matrix.categorical)
+            models[f] = fit(x, y)
     amount = _pointer(train, views, leaves)
     # the finding is its model's most likely value; the rest is the whole answer seen on train
     # with that finding that the other fields' models find most likely together (per-field
@@ -684,6 +796,79 @@ def learned_rule(train: TrainSet, kinds: tuple[str, ...]) -> Decide | None:
         return {**label, "amount_cents": amount(label, view, lv)}
 
     return decide
+
+
+PAIR_LEAVES = 20  # the numeric leaves the relation learner combines pairwise
+PAIR_PRESENT = 0.5  # ... among those printed in at least this share of train views
+
+
+class PairMatrix:
+    """The ``PAIR_LEAVES`` numeric leaves (printed in most train views) that a random forest
+    fitted on train to the finding ranks highest, every pairwise difference and every ratio:
+    the columns a learner needs to find "this amount exceeds that one" or "this is 20% of that"
+    without knowing which amounts mean what."""
+
+    categorical: list[bool]
+
+    def __init__(self, leaves: list[Leaves], findings: list[str]) -> None:
+        import numpy as np
+
+        n = len(leaves)
+        count = Counter(k for lv in leaves for k in lv.numbers)
+        names = sorted(k for k, c in count.items() if c >= PAIR_PRESENT * n)
+        self.names: list[str] = []
+        if names:
+            x = self._raw(leaves, names)
+            keep = [j for j in range(len(names)) if np.nanstd(x[:, j]) > 0]
+            if keep:
+                rf = forest(np.nan_to_num(x[:, keep], nan=-1.0), findings)
+                order = sorted(range(len(keep)),
+                               key=lambda j: (-rf.feature_importances_[j], names[keep[j]]))
+                self.names = [names[keep[j]] for j in order[:PAIR_LEAVES]]
+        k = len(self.names)
+        self.columns = [*self.names, *(f"{self.names[i]} {op} {self.names[j]}"
+                                       for i, j in itertools.combinations(range(k), 2)
+                                       for op in ("-", "/"))]
+        self.categorical = [False] * len(self.columns)
+
+    @staticmethod
+    def _raw(leaves: list[Leaves], names: list[str]) -> Any:
+        import numpy as np
+
+        return np.array([[lv.numbers.get(k, np.nan) for k in names] for lv in leaves])
+
+    def transform(self, leaves: list[Leaves]) -> Any:
+        import numpy as np
+
+        x = self._raw(leaves, self.names)
+        out = [x]
+        for i, j in itertools.combinations(range(len(self.names)), 2):
+            out.append(x[:, i:i + 1] - x[:, j:j + 1])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = x[:, i:i + 1] / x[:, j:j + 1]
+            out.append(np.where(np.isfinite(ratio), ratio, np.nan))
+        return np.hstack(out)
+
+
+def pairwise_rule(train: TrainSet) -> Decide | None:
+    """The relation learner (informational): boosted trees per outcome field over the
+    pairwise differences and ratios of the numeric leaves that matter most (``PairMatrix``).
+    It learns the task's own relations — an amount against a cap, a share of a fee — from
+    train's answers, without a domain rule: it measures how far arithmetic with no meaning
+    attached goes, not a shortcut a task must defeat. None without scikit-learn or without
+    two numeric leaves printed in most views."""
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        return None
+    views, leaves = _train_leaves(train)
+    fields = [f for f, _ in train.labels[0]]
+    matrix = PairMatrix(leaves, [dict(lab)[fields[0]] for lab in train.labels])
+    if len(matrix.names) < 2:
+        return None
+    return _decoder(train, views, leaves, matrix,
+                    functools.partial(boosted_trees, categorical=matrix.categorical))
+
 
 def claim_rule(train: TrainSet) -> Decide:
     """The claim-only memorizer: a table from the claim's codes and modifiers to the outcome
@@ -945,7 +1130,7 @@ def shortcut_agents(task: str, train: TrainSet) -> dict[str, Callable[[], Any]]:
     if forest is not None:
         out["rf_records"] = lambda: H(decide=forest)
     for name, kinds in LEARNED_AGENTS.items():
-        rule = learned_rule(train, kinds)
+        rule = learned_rule(train, kinds, LEARNER.get(name, "boosted"))
         if rule is not None:
             out[name] = lambda rule=rule: H(decide=rule)
     if hasattr(H, "own_decision") and ABLATIONS.get(task):
@@ -962,6 +1147,14 @@ def shortcut_agents(task: str, train: TrainSet) -> dict[str, Callable[[], Any]]:
         out["counter_text"] = lambda: RediagnoseAfterCounters(
             H(decide=complaint, respond=respond), rediagnose)
     return out
+
+
+def relation_agents(task: str, train: TrainSet) -> dict[str, Callable[[], Any]]:
+    """The relation learners, reported apart and held to no bar: they compare fields, which is
+    what the tasks ask for, and show how much of a task arithmetic without meaning learns."""
+    H = heuristic_class(task)  # noqa: N806 - a class
+    rule = pairwise_rule(train)
+    return {} if rule is None else {"pairwise_numbers": lambda: H(decide=rule)}
 
 
 def exploit_agents(task: str) -> dict[str, Callable[[], Any]]:
@@ -995,7 +1188,7 @@ def reference_agents(task: str) -> dict[str, Callable[[], Any]]:
 @dataclass
 class AgentResult:
     agent: str
-    kind: str  # reference | shortcut | exploit
+    kind: str  # reference | shortcut | exploit | relation
     episodes: int = 0
     outcome: int = 0
     passed: int = 0
@@ -1060,16 +1253,20 @@ def audit_splits(task: str, splits: Iterable[str], *, limit: int | None = None,
                          f"got {task!r}")
     train = load_train(task, train_limit)
     shortcuts = shortcut_agents(task, train)
-    return [_audit_split(task, split, train, shortcuts, limit=limit, agents=agents,
+    wanted = None if agents is None else set(agents)
+    relations = ({} if wanted is not None and "pairwise_numbers" not in wanted
+                 else relation_agents(task, train))
+    return [_audit_split(task, split, train, shortcuts, relations, limit=limit, agents=agents,
                          progress=progress) for split in splits]
 
 
 def _audit_split(task: str, split: str, train: TrainSet,
-                 shortcuts: dict[str, Callable[[], Any]], *, limit: int | None,
+                 shortcuts: dict[str, Callable[[], Any]],
+                 relations: dict[str, Callable[[], Any]], *, limit: int | None,
                  agents: Iterable[str] | None, progress: bool) -> dict[str, Any]:
     # reference and exploit agents are made afresh per split: random's stream restarts
     groups = {"reference": reference_agents(task), "shortcut": shortcuts,
-              "exploit": exploit_agents(task)}
+              "exploit": exploit_agents(task), "relation": relations}
     factories = {name: f for group in groups.values() for name, f in group.items()}
     kinds = {name: kind for kind, group in groups.items() for name in group}
     if agents is not None:
@@ -1120,8 +1317,8 @@ def _audit_split(task: str, split: str, train: TrainSet,
     env.close()
     shortcuts = [r for r in rows if r["kind"] == "shortcut"]
     best = {
-        "pass_rate": max((r["pass_rate"] for r in rows if r["kind"] != "reference"),
-                         default=0.0),
+        "pass_rate": max((r["pass_rate"] for r in rows
+                          if r["kind"] in ("shortcut", "exploit")), default=0.0),
         "outcome_accuracy": max((r["outcome_accuracy"] for r in shortcuts), default=0.0),
         "field_accuracy": {f: max((r["field_accuracy"][f] for r in shortcuts
                                    if f in judged_fields(r["agent"], [f])), default=0.0)
@@ -1148,7 +1345,10 @@ def format_audit(report: dict[str, Any]) -> str:
              f"{report['train_scenarios']} train scenarios)", head]
     lines.append(f"{'modal share on ' + report['split']:<34}{'':>9}{'':>7}{'':>7}{'':>8}" +
                  "".join(f"{report['modal_share'][f]['share']:>12.3f}" for f in fields))
-    for kind in ("reference", "shortcut", "exploit"):
+    for kind in ("reference", "shortcut", "exploit", "relation"):
+        if kind == "relation" and any(r["kind"] == kind for r in report["agents"]):
+            lines.append("relation learners (informational: they compare fields, as the task "
+                         "asks; held to no bar)")
         for r in (r for r in report["agents"] if r["kind"] == kind):
             lines.append(f"{r['agent']:<34}{r['outcome_accuracy']:>9.3f}{r['pass_rate']:>7.3f}"
                          f"{r['mean_score']:>7.3f}{r['mean_return']:>8.3f}" +
@@ -1184,7 +1384,7 @@ def verdict(report: dict[str, Any]) -> str:
     breaks = []
     cap = report["modal_outcome"]["share"] + PASS_SLACK
     for r in report["agents"]:
-        if r["kind"] == "reference":
+        if r["kind"] not in ("shortcut", "exploit"):
             continue
         if r["pass_rate"] > cap:
             breaks.append(f"{r['agent']} pass {r['pass_rate']:.3f} > {cap:.3f}")
