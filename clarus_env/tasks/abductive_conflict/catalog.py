@@ -44,17 +44,15 @@ MUSCLES = ("right upper trapezius", "left upper trapezius", "right levator scapu
 # would be 64405. A block on the same limb as the other procedure is never "distinct".
 NERVE_SITES = (("right wrist (median nerve)", "RT", "M79.2"),
                ("left wrist (median nerve)", "LT", "M79.2"))
-# sites only the two-procedure family uses, so that a distinct second procedure is as often
-# on the same side as on the other (round 4's red team: different side words appeared only
-# in distinct stories): an index-finger joint beside the thumb base (20600/20604 cover any
-# small joint of the fingers), a second toe's nail beside the great toe's (T6/T1), and a
-# posterior tibial nerve block at the ankle (64450, other peripheral nerve; tarsal tunnel
-# syndrome), which anesthetizes nothing of the hand
+# sites only the two-procedure family uses, in every branch, so that a distinct second
+# procedure is as often on the same side as on the other (round 4's red team: different side
+# words appeared only in distinct stories): an index-finger joint beside the thumb base
+# (20600/20604 cover any small joint of the fingers), a second toe's nail beside the great
+# toe's (T6/T1). (A nerve block stays on the other hand when distinct: a block elsewhere
+# would be a site, and a diagnosis, that only distinct stories have.)
 SMALL_JOINTS_MORE = (("right index finger PIP joint", "RT", "M19.041"),
                      ("left index finger PIP joint", "LT", "M19.042"))
 TOES_MORE = (("right second toe", "T6", "L60.0"), ("left second toe", "T1", "L60.0"))
-NERVE_SITES_MORE = (("right ankle (posterior tibial nerve)", "RT", "G57.51"),
-                    ("left ankle (posterior tibial nerve)", "LT", "G57.52"))
 
 # -- procedure codes of the two-procedure family -------------------------------------------
 # code -> (kind, role, lay words, note template). ``kind`` decides which other codes can
@@ -449,7 +447,7 @@ ALL_DX = tuple(sorted({*(d for p in PROCS.values() for d in p.dx),
                        *(s[1] for s in SKIN_SITES), *(s[1] for s in FACE_SITES),
                        *(s[2] for group in (MAJOR_JOINTS, MID_JOINTS, SMALL_JOINTS,
                                             TENDON_SHEATHS, TENDON_ORIGINS, CARPAL, EARS, TOES,
-                                            NERVE_SITES, SMALL_JOINTS_MORE, TOES_MORE,
-                                            NERVE_SITES_MORE) for s in group),
+                                            NERVE_SITES, SMALL_JOINTS_MORE,
+                                            TOES_MORE) for s in group),
                        *(s.dx for s in SERVICES.values() if s.dx),
                        *(p.dx for p in PROBLEMS), *(h[0] for h in HISTORY), *THERAPY_DX}))

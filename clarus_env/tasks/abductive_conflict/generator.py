@@ -939,6 +939,33 @@ ASPECTS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
 SIDE_FLIP = {"RT": "LT", "LT": "RT", "T5": "TA", "TA": "T5", "T6": "T1", "T1": "T6"}
 
 
+# the words a note may use for a procedure site, drawn per note in every branch: a joint,
+# nerve, tendon sheath or nail is named in its catalog form or an equivalent clinicians use,
+# so two notes at one site share their site words no more reliably than two notes at two
+# sites share theirs; only reading both wordings as one structure tells (round 4's red team:
+# the count of words two notes share was a site-equality test)
+SITE_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("wrist (median nerve)", ("wrist (median nerve)", "median nerve at the wrist")),
+    ("thumb base (CMC joint)", ("thumb base (CMC joint)", "thumb CMC joint",
+                                "first carpometacarpal joint")),
+    ("index finger PIP joint", ("index finger PIP joint", "index PIP joint",
+                                "second proximal interphalangeal joint")),
+    ("thumb flexor tendon sheath", ("thumb flexor tendon sheath",
+                                    "flexor tendon sheath of the thumb")),
+    ("great toe", ("great toe", "hallux")),
+    ("second toe", ("second toe", "2nd toe")),
+    ("carpal tunnel", ("carpal tunnel", "carpal canal")),
+)
+
+
+def _site_words(site: str, rng: random.Random) -> str:
+    """A site in one of its equivalent wordings (``SITE_WORDS``), drawn per note."""
+    for name, wordings in SITE_WORDS:
+        if name in site:
+            return site.replace(name, rng.choice(wordings))
+    return site
+
+
 def _side_of(site: str) -> str:
     return site.split(" ", 1)[0] if site.startswith(("right ", "left ")) else ""
 
@@ -976,7 +1003,7 @@ SITES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "small_joint": cat.SMALL_JOINTS + cat.SMALL_JOINTS_MORE,
     "tendon_sheath": cat.TENDON_SHEATHS,
     "tendon_origin": cat.TENDON_ORIGINS, "carpal": cat.CARPAL, "ear": cat.EARS,
-    "toe": cat.TOES + cat.TOES_MORE, "nerve": cat.NERVE_SITES + cat.NERVE_SITES_MORE,
+    "toe": cat.TOES + cat.TOES_MORE, "nerve": cat.NERVE_SITES,
 }
 SPECIALTY = {"skin": "dermatology", "wound": "urgent care", "face": "urgent care",
              "major_joint": "orthopedics", "mid_joint": "orthopedics",
@@ -1132,12 +1159,10 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             dxs[second] = next(s[2] for s in SITES[kind2] if s[0] == sites[first])
         elif distinct:
             options = [s for s in SITES[kind2] if s[0] != sites[first]]
-            if kind2 == "nerve" and sides.get(first):  # a wrist block on the same side is
-                options = [s for s in options  # the same hand's anesthetic
-                           if s[1] != sides[first] or "wrist" not in s[0]]
+            if kind2 == "nerve" and sides.get(first):  # a block on the same side is the
+                options = [s for s in options if s[1] != sides[first]]  # same hand's
             # another site on the same side about as often as one on the other side
-            # (another joint, toe or lesion site of the same limb; an ankle block beside a
-            # hand procedure)
+            # (another joint, toe or lesion site of the same limb)
             side = _side_of(sites[first])
             same = [s for s in options if side and _side_of(s[0]) == side]
             other = [s for s in options if s not in same]
@@ -1180,7 +1205,7 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
                and p[first].role != p[second].role)
     # each note spells its sides out (a third) or writes R/L, the site's and the aspect's
     spelled = {code: rng.random() < 1 / 3 for code in order}
-    shown = {code: _side_form(sites[code], spelled[code]) for code in order}
+    shown = {code: _side_form(_site_words(sites[code], rng), spelled[code]) for code in order}
     if where_measured:
         for code, a in ((first, a1), (second, a2)):
             anchor_key = next(k for k in ANCHORS if k in sites[code])
@@ -1236,14 +1261,13 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     if mod:
         # anatomic modifiers where both lines have a side, in every branch: on a same-side
         # story the biller's RT/LT contradicts the notes
-        # (distinct: the two sites' own modifiers, RT/LT or T5/T6, never two equal ones,
-        # so a same-side pair takes XS/59; not distinct: the other side's modifier, as
-        # often as distinct stories get anatomic ones)
+        # (distinct: the two sides' own modifiers when the sides differ, a same-side pair
+        # (two toes or joints of one limb) takes XS/59; not distinct: the other side's
+        # modifier, about as often as distinct stories get anatomic ones)
         s1, s2 = sides.get(paid, ""), sides.get(denied, "")
         anatomic = s1 in SIDE_FLIP and bool(s2) and rng.random() < 0.35
-        if anatomic and (s1 != s2 if distinct else rng.random() < 0.5):
-            lines[paid]["mods"], lines[denied]["mods"] = (
-                [s1], [s2 if distinct else SIDE_FLIP[s1]])
+        if anatomic and (SIDE_FLIP[s1] == s2 if distinct else rng.random() < 0.5):
+            lines[paid]["mods"], lines[denied]["mods"] = [s1], [SIDE_FLIP[s1]]
         else:
             lines[denied]["mods"] = [rng.choice(("XS", "59"))]
     kinds = {SPECIALTY[p[c].kind] for c in (first, second)}
