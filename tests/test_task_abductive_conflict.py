@@ -311,14 +311,14 @@ def test_trap_does_not_reward_the_wrong_conclusion(dev: list[dict[str, Any]],
 def test_outcome_balance(dev: list[dict[str, Any]], test_split: list[dict[str, Any]],
                          split: str) -> None:
     """No outcome field above 50% modal; every finding present (no active edit, which the
-    lookup alone decides, is kept under 5%: an edit-only agent beats the modal class by its
+    lookup alone decides, is kept at about 3%: an edit-only agent beats the modal class by its
     share); every branch present; every split has the designed branch shares exactly."""
     scenarios = dev if split == "dev" else test_split
     for field in OUTCOME_FIELDS:
         counts = collections.Counter(s["expected"][field] for s in scenarios)
         assert counts.most_common(1)[0][1] / len(scenarios) <= 0.50, (field, counts)
     findings = collections.Counter(s["expected"]["finding"] for s in scenarios)
-    assert set(findings) == set(gen.FINDINGS) and min(findings.values()) >= 0.035 * len(
+    assert set(findings) == set(gen.FINDINGS) and min(findings.values()) >= 0.03 * len(
         scenarios), findings
     assert set(collections.Counter(s["variant"]["branch"] for s in scenarios)) == set(
         gen.BRANCHES)
@@ -327,12 +327,12 @@ def test_outcome_balance(dev: list[dict[str, Any]], test_split: list[dict[str, A
         got = collections.Counter(gen.branch_of(x, random.Random(0)) for x in split_seeds)
         for branch, per_mille in gen.SHARES:
             assert abs(got[branch] - per_mille * len(split_seeds) / 1000) <= 1, (name, got)
-    # the edit decides d and a0 alone: d under 5% (an edit-only agent passes the modal
-    # share plus d's, the pass bar is the modal share + 0.05), a0 no larger than d (legitimate
-    # denial under half); the four indicator-1 cells are equal
+    # the edit decides d and a0 alone: d well under 5% (an edit-only agent passes the modal
+    # share plus d's, the pass bar is the modal share + 0.05), a0 below d (legitimate denial
+    # under half); the four indicator-1 cells are equal
     cells = collections.Counter(s["variant"]["branch"] for s in scenarios)
-    assert cells["d"] <= 0.04 * len(scenarios) and cells["a0"] <= cells["d"], cells
-    assert cells["d"] + cells["a0"] >= 0.075 * len(scenarios), cells
+    assert cells["d"] <= 0.034 * len(scenarios) and cells["a0"] < cells["d"], cells
+    assert cells["d"] + cells["a0"] >= 0.05 * len(scenarios), cells
     assert max(cells[b] for b in ("b", "c", "a1m", "a1n")) - min(
         cells[b] for b in ("b", "c", "a1m", "a1n")) <= 1
 
@@ -1238,15 +1238,19 @@ def test_shared_number_tokens_do_not_tell_the_branch(train: list[dict[str, Any]]
 
     for k in range(3):
         rates = [share(b, k) for b in ("b", "c", "a1m", "a1n")]
-        assert max(rates) - min(rates) <= 0.06, (k, rates)
+        # within three standard errors of a difference between two branches (~280 each;
+        # a1m and a1n differ only by the claim's modifier, so their gap is chance alone)
+        n = min(sum(by[b].values()) for b in ("b", "c", "a1m", "a1n"))
+        p = sum(rates) / 4
+        assert max(rates) - min(rates) <= 3 * math.sqrt(2 * p * (1 - p) / n), (k, rates)
         for fam, tol in (("therapy", 0.06), ("proc", 0.12), ("em", 0.06)):
             assert abs(share((fam, True), k) - share((fam, False), k)) <= tol, (fam, k)
 
 
-STAMP = re.compile(r"(\d\d)/(\d\d)/(\d{4}) by (.+?), ([^,;]+); [^)]*? by ([^)]+)\)")
+STAMP = re.compile(r"(\d\d)/(\d\d)/(\d{4}) by (.+?), ([^,;]+); [a-z' ]+note(?: by ([^)]+))?\)")
 
 
-def _stamp(s: dict[str, Any]) -> tuple[bool, bool, bool, str, str]:
+def _stamp(s: dict[str, Any]) -> tuple[bool, bool, bool, str, str | None]:
     """The E/M entry read as an expert reads it: (dated the date of service, assessed by
     the rendering clinician, at the billing practice, the assessor as printed, who entered
     it)."""
@@ -1275,10 +1279,8 @@ def test_em_date_clinician_and_practice_decide_only_together(
         if s["variant"]["family"] != "em":
             continue
         today, mine, here, _, entered = _stamp(s)
-        rendering = next(a for a in s["artifacts"] if a["type"] == "provider_record")[
-            "data"]["provider"]["rendering_clinician"]
-        # entered by the rendering clinician, or by a scribe or MA for that clinician
-        assert entered.split(", for ")[-1] == rendering.rsplit(", ", 1)[0], entered
+        # entered by a named scribe or MA, or unattributed: never a clinician's name
+        assert entered is None or entered.rsplit(", ", 1)[1] in gen.SCRIBES, entered
         assert (today and mine and here) is s["variant"]["distinct_documented"], s["seed"]
         n += 1
         for k, rel in (("date", today), ("name", mine), ("practice", here)):
@@ -1478,7 +1480,7 @@ def test_indicator_0_mostly_documents_a_distinct_service(train: list[dict[str, A
     appeals or corrects them wrongly; no-edit pairs are always distinct (as before)."""
     a0 = [s["variant"]["distinct_documented"] for s in train if s["variant"]["branch"] == "a0"]
     d = [s["variant"]["distinct_documented"] for s in train if s["variant"]["branch"] == "d"]
-    assert len(a0) > 40 and 0.7 <= sum(a0) / len(a0) < 1, (sum(a0), len(a0))
+    assert len(a0) > 25 and 0.7 <= sum(a0) / len(a0) < 1, (sum(a0), len(a0))
     assert all(d), d
 
 

@@ -95,11 +95,13 @@ OUTCOME = {  # branch -> (finding, responsible_party, resolution_type, appeal_re
 # (legitimate denial) by exactly d's share, in every outcome field and in the pass rate. The
 # four indicator-1 cells (modifier on the claim yes/no x distinct service documented yes/no)
 # are equal, so inside indicator 1 only the notes decide
-# (round 5: a0 raised to d's size, the most the bars allow: legitimate denial is a0 plus half
-# of the rest, so it stays under half of every split only while a0 <= d; and an edit-only
-# agent passes the modal share plus d's, so d stays at 4%, leaving 0.01 of the pass bar's
-# 0.05 for chance)
-SHARES = (("b", 231), ("a1m", 230), ("c", 231), ("a1n", 230), ("d", 40), ("a0", 38))
+# (round 5: an edit-only agent passes the modal share plus d's, and the pass bar is the modal
+# share + 0.05: at d = 4% the boosted-tree shortcuts crossed the bar by chance alone (0.01 of
+# headroom; 0.548-0.584 over four regenerations of test), so d is 3.2%, leaving about 0.02.
+# Legitimate denial is a0 plus half of the rest, under half of every split only while a0 < d.
+# So the lookup alone can decide at most ~6% of a split, and the heuristic without the NCCI
+# lookup loses about that much whatever the generator does)
+SHARES = (("b", 235), ("a1m", 235), ("c", 235), ("a1n", 235), ("d", 32), ("a0", 28))
 STATUS = {"a0": "0", "b": "1", "a1m": "1", "c": "1", "a1n": "1", "d": "none"}
 DENIALS = (("97", "M15"), ("97", "N19"), ("97", "N20"), ("236", "N20"), ("236", "M15"))
 MARKUPS = (150, 175, 200, 225, 250, 300)  # chargemaster as % of the MPFS fee
@@ -834,11 +836,12 @@ ROUTINE_PRACTICES = PRACTICE_NAMES["family medicine"]
 PRACTICE_KINDS = (("Walk-In Urgent Care", "Walk-In UC"), ("Family Health Associates", "FHA"),
                   ("Family Medicine", "FM"), ("Family Practice", "FP"),
                   ("Primary Care", "PC"), ("Urgent Care", "UC"))
-# who types the entry into today's note: the rendering clinician, or a scribe or medical
-# assistant for that clinician, at the same rate in every branch; the enterer is named
-# without a credential, so no entry repeats the assessor's printed form
-ENTERED = ("entered in today's note by {r}", "copied into today's visit note by {r}",
-           "recorded in today's note by {r}")
+# how the entry came into today's note: by a named scribe or medical assistant in a third of
+# the visits of every branch, otherwise unattributed. Never by a clinician's name: naming
+# the rendering clinician there added a second name only where another clinician assessed
+# the problem, so the count of words in the entry hinted at the answer (round 5)
+ENTERED = ("entered in today's note{by}", "copied into today's visit note{by}",
+           "recorded in today's note{by}")
 SCRIBES = ("medical scribe", "MA", "scribe")
 
 
@@ -867,9 +870,8 @@ def _assessor_form(clinician: str, rng: random.Random) -> str:
 
 def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, practice: str,
                     pool: tuple[str, ...], rng: random.Random) -> str:
-    """When, by whom and at which practice the visit's other problem was assessed, and who
-    entered it into today's note (the rendering clinician, or a scribe or MA for that
-    clinician, alike in every branch).
+    """When, by whom and at which practice the visit's other problem was assessed, and how it
+    came into today's note (a named scribe or MA, or unattributed, alike in every branch).
 
     Managed at this visit (a separately identifiable E/M): on the date of service by the
     rendering clinician at this practice. Not managed, three ways:
@@ -897,12 +899,10 @@ def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, practice: str,
         if kind == "other":
             by = _other_clinician(rendering, rng)
     when = dos if kind != "earlier" else dos - dt.timedelta(days=rng.randrange(7, 43))
-    who = rendering.rsplit(", ", 1)[0]
-    if rng.random() < 1 / 3:
-        who = f"{person(rng)}, {rng.choice(SCRIBES)}, for {who}"
+    who = f" by {person(rng)}, {rng.choice(SCRIBES)}" if rng.random() < 1 / 3 else ""
     return (f"{rng.choice(ASSESSED).format(date=f'{when:%m/%d/%Y}')} by "
             f"{_assessor_form(by, rng)}, {practice_short(where)}; "
-            f"{rng.choice(ENTERED).format(r=who)}")
+            f"{rng.choice(ENTERED).format(by=who)}")
 
 
 def _other_clinician(rendering: str, rng: random.Random) -> str:
