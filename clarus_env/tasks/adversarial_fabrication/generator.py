@@ -67,9 +67,10 @@ The answer follows from the records the agent fetches and from nothing else:
   a no_action submission).
 * **Counter-arguments** (after a filing): the same three kinds and wording templates in every
   branch. The EHR-notes counter (from the party that scheduled) asserts that the GFE went out
-  on a stated day within the deadline — the real delivery day when it was timely; its printed
-  date or a later day by the stated deadline otherwise, at the rates a timely delivery shows
-  them (so the stated day against the printed date says nothing): the records refute it
+  on a stated day within the deadline — the real delivery day when it was timely (or the
+  earlier day the EHR generated it); its printed date or a later day by the stated deadline
+  otherwise, about as often (so the stated day against the printed date says nothing): the
+  records refute it
   when the GFE was backdated or late, and bear it out
   when it was timely (then it must be conceded — the dispute of the excess still stands). The
   emergency-exception counter is always false (the claim, the facility's registration, the
@@ -109,17 +110,41 @@ from ..common import (
     regulation,
 )
 
-# the service is scheduled 10+ business days ahead (the 3-business-day rule) somewhat more
-# often than 3-9 ahead (the 1-day rule), and some bookings fall on or just before a federal
-# holiday: the deadline arithmetic, not a habit, decides the timing
-RULE_1_SHARE = 0.35
+# The deadline rule (from the lead: 3 business days when the service is 10+ business days
+# ahead, else 1) is the 3-day one after most timely GFEs and after about a third of late ones
+# (issue 8, round 4). Whether a GFE was late is "delivery business days after the booking >
+# rule", and with the rule independent of the branch the business-day offset alone answered
+# (timely GFEs on their deadline day at 1 or 3, late ones the day after at 2 or 4: the red
+# team's forest read it off the weekdays of booking and delivery). Now timely and late
+# deliveries share the offsets 2-3 (a 3-day rule kept, a 1-day rule missed), so the offset
+# alone, the lead alone and the calendar lag alone each answer little (measured on 2,400
+# fresh seeds: finding +0.06 from the lead, +0.08 from the UTC-day lag table, +0.08 from
+# the red team's weekday/holiday/hour forest); only the offset against the lead's rule does.
+RULE_3_TIMELY = 0.9
+RULE_3_LATE = 0.35
+# some bookings fall on or just before a federal holiday (in every branch alike): the
+# business days of the deadline skip it
 NEAR_HOLIDAY = 0.35
 # an open window is read in its last week this often (for a mailed bill, partly on days it is
 # open only counted from the bill's receipt — the rule —, not from the statement's date)
 OPEN_LAST_WEEK = 0.35
-# a timely GFE goes out on its printed date this often; otherwise later, by the deadline
-# (often on the deadline day itself: the 3-business-day rule and the holidays decide)
-TIMELY_SENT_ON_DATE = 0.25
+# The GFE's delivery and printed date, drawn alike in every branch except for the side of the
+# deadline the delivery falls on (issue 8, round 4): a timely GFE goes out on its deadline day
+# (TIMELY_ON_DEADLINE) or the business day before it (to TIMELY_DAY_BEFORE) or earlier, a late
+# one on the first business day after the deadline unless on the second (LATE_SECOND_DAY),
+# never more than MAX_LAG_DAYS calendar days after the booking and never on the booking day;
+# either goes out on a weekend or holiday now and then (OFF_DAY_SEND); the printed date is the
+# delivery day (SENT_ON_PRINTED_DATE), else the booking day or a day between, in every branch.
+TIMELY_ON_DEADLINE = 0.6
+TIMELY_DAY_BEFORE = 0.95
+LATE_SECOND_DAY = 0.3
+MAX_LAG_DAYS = 6
+OFF_DAY_SEND = 0.16
+SENT_ON_PRINTED_DATE = 0.3
+# a backdated story's booking one business day before its printed date (1-day rule), see
+# ``generate``; a backdated GFE's booking is in the evening this often (others: 60%)
+STORY_EARLIER_BOOKING = 0.46
+BACKDATED_EVENING = 0.3
 THRESHOLD_CENTS = 40_000  # 45 CFR 149.620: at least $400 above the GFE's expected charges
 PPDR_DAYS = 120  # calendar days from receipt of the initial bill
 PPDR_FEE = "25.00"
@@ -151,8 +176,8 @@ MAX_EXCESS = 100_000  # a bill $400 to $1,000 above the estimate
 # multiple and the bill's size when a draw was redrawn until the branch's own window fit).
 EXCESS_WINDOWS = {"within": (-10**9, 0), "under": (4_000, THRESHOLD_CENTS - 1),
                   "over": (THRESHOLD_CENTS, MAX_EXCESS)}
-LATE_WEEKEND = 0.16  # late GFEs delivered on the weekend after the deadline
 EHR_STATES_PRINTED = 0.15  # a late GFE's EHR counter states its printed date (else later)
+EHR_TIMELY_STATES_PRINTED = 0.4  # a timely GFE's counter states its printed date
 # The bill against the biller's own section is drawn with the same shares after every GFE
 # timing (issue 8, round 3 red team): the share of bills within the estimate and, above it,
 # the shares under $400 / $400+ with the window open / $400+ after it closed. With shares that
@@ -471,7 +496,7 @@ def utc_stamp(state: str, local: dt.date, minute_of_day: int, second: int = 0) -
 
 
 def _minute_of_day(rng: random.Random, state: str, day: dt.date, after: int | None,
-                   hi: int = 23 * 60 + 55) -> int:
+                   hi: int = 23 * 60 + 55, evening: float = 0.6) -> int:
     """A local minute on ``day`` (after minute ``after`` if given): business hours, an
     evening late enough that the UTC date is the next day, or the small hours (UTC hour
     low, same local date) — the same mixture in every branch."""
@@ -481,9 +506,9 @@ def _minute_of_day(rng: random.Random, state: str, day: dt.date, after: int | No
     # evenings most often (online bookings and automated sends after work): then the UTC
     # date is already the next day, so a GFE dated on the booking's local day reads as dated
     # before it to anyone who takes the UTC date for the local one (issue 8, round 3)
-    if r < 0.6 and max(lo, flip) < hi:
+    if r < evening and max(lo, flip) < hi:
         return rng.randrange(max(lo, flip), hi)
-    if r < 0.8 and lo < 6 * 60 + 30:
+    if r < (1 + evening) / 2 and lo < 6 * 60 + 30:
         return rng.randrange(lo, 6 * 60 + 30)
     if lo < min(flip, 18 * 60) and max(lo, 8 * 60) < min(flip, 18 * 60):
         return rng.randrange(max(lo, 8 * 60), min(flip, 18 * 60))
@@ -789,131 +814,121 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     last4 = _digits(rng, 4)
 
     # Dates: scheduling (the processor's deposit authorization), service, GFE, bill, today.
-    # The provider's story — booked on ``claimed``, a GFE date, the service lead_bd business
-    # days after booking — is the truth unless the GFE was backdated: then the provider's
-    # story is drawn exactly as a timely GFE's would be, and the real booking came some days
-    # after the GFE date (the processor log's authorization), still 3+ business days before
-    # the service.
-    rule_bd = 1 if rng.random() < RULE_1_SHARE else 3
+    # Issue 8, round 4 red team: every calendar quantity that is not the relation under test
+    # is drawn alike in every branch — the booking's day (weekday, distance to a federal
+    # holiday), its time, the rule and the lead, the GFE's printed date against the booking
+    # and the delivery's calendar lag. The branch only picks the delivery's offset in
+    # *business* days (on or before the deadline, or the first business day or two after it),
+    # so the calendar lag follows from the weekends and holidays in between: a timely and a
+    # late GFE both go out 1-7 calendar days after the booking, and only the business-day
+    # count in the facility's local calendar tells them apart. (Before, backdated GFEs were
+    # dated up to a week before the booking, late ones went out up to weeks after it and only
+    # timely ones on the booking day, so a table of UTC-day lags read the finding.)
+    # The rule (1 or 3 business days, from the lead) is the 3-day one more often after a
+    # timely GFE (RULE_3_TIMELY): two or three business days before the 3-day deadline then
+    # sit where one or two past the 1-day deadline do, so the calendar lags of timely and late
+    # deliveries overlap (within a day at every quartile) and neither the lead nor the lag
+    # alone answers — only the delivery counted against the deadline the lead sets.
+    rule_bd = 3 if rng.random() < (RULE_3_TIMELY if timing == "timely" else RULE_3_LATE) else 1
     # never a lead of exactly 10 business days: counting the date of service in (10, the
     # 3-day rule) or out (9, the 1-day rule) would then change the deadline, and both
-    # readings of "10 business days ahead" are defensible
-    lead_bd = rng.randrange(5, 10) if rule_bd == 1 else rng.randrange(11, 23)
-    claimed = _date_between(rng, dt.date(2026, 2, 2), dt.date(2026, 7, 24))
+    # readings of "10 business days ahead" are defensible. Under the 1-day rule the lead
+    # stays at 5-7 so that a backdated story's earlier booking (at most two business days
+    # before the real one) still reads under the same rule and never lands on exactly 10.
+    lead_bd = rng.randrange(5, 8) if rule_bd == 1 else rng.randrange(11, 23)
+    sched = _date_between(rng, dt.date(2026, 2, 2), dt.date(2026, 7, 24))
     if rng.random() < NEAR_HOLIDAY:
         # booked on a federal holiday or in the days before one: the business days of the
-        # deadline skip it (a weekday is not always a business day)
-        claimed = rng.choice(BOOKING_HOLIDAYS) - dt.timedelta(days=rng.randrange(0, 4))
-    dos = add_business_days(claimed, lead_bd)
-    claimed_rule_bd = rule_bd
-    sched = claimed
-    claimed_due = add_business_days(claimed, rule_bd)
-
-    def prepared_on(booked: dt.date, rule: int) -> dt.date:
-        """The GFE's printed date in the provider's story, drawn the same way for a timely
-        and a backdated GFE: the booking day, or a later business day up to the deadline day
-        itself (prepared, then released by the deadline). A GFE dated on its deadline day
-        sits one business day from a late one honestly dated on its first late day, so the
-        printed date against the booking date is read only through the deadline rule."""
-        last = add_business_days(booked, rule - 1)
-        r = rng.random()
-        if r < 0.15:
-            return add_business_days(booked, rule)
-        return booked if r < 0.75 else last if r < 0.87 else _date_between(rng, booked, last)
-
-    if timing == "dated_before_scheduling":
-        # The motive: the GFE went out late by the real booking, so the provider dated it —
-        # and stated the booking — as if it had been handed over at booking. The provider's
-        # record is internally consistent with an on-time GFE: booked on ``claimed``, the
-        # GFE dated that day or a little later but before the real booking. The processor
-        # log's deposit authorization (the real booking, in the local time zone) and the
-        # delivery evidence show it went out after the deadline that booking set: late and
-        # misdated, so the late finding is accepted too.
-        gfe_dated = prepared_on(claimed, rule_bd)
-        # the real booking often came the very next day (only the local date shows it), a
-        # few days later at most; the service stays 4+ business days ahead (3+ under either
-        # counting of the date of service) and never exactly 10 ahead
-        room = (claimed_due - gfe_dated).days
-        # (a GFE dated on the story's deadline day leaves no room before it: next day)
-        gaps = ([1] if rng.random() < 0.7 or room < 1 else []) + rng.sample(
-            range(1, room + 1), max(room, 0))
-        for d in gaps:
-            sched = gfe_dated + dt.timedelta(days=d)
-            lead = _business_days_between(sched, dos)
-            if lead >= 4 and lead != 10:
-                break
-        else:  # only a lead of exactly 10 was left: date it on the claimed booking day
-            gfe_dated = claimed
-            sched = next(claimed + dt.timedelta(days=d) for d in range(1, 8)
-                         if _business_days_between(claimed + dt.timedelta(days=d), dos) != 10)
-        lead_bd = _business_days_between(sched, dos)
-        rule_bd = 3 if lead_bd >= 10 else 1
+        # deadline skip it (a weekday is not always a business day) — in every branch alike
+        sched = rng.choice(BOOKING_HOLIDAYS) - dt.timedelta(days=rng.randrange(0, 4))
+    dos = add_business_days(sched, lead_bd)
     gfe_deadline = add_business_days(sched, rule_bd)
+
+    def delivery_day(late: bool) -> dt.date:
+        """The GFE's delivery day, chosen in business days after the booking: a timely GFE
+        on its deadline day most often (else an earlier business day after the booking), a
+        late one on the first business day after the deadline most often (else the second,
+        while that is at most a week after the booking). Now and then either goes out on a
+        weekend or holiday — before the deadline, or right after it — so neither the weekday
+        of the delivery nor its calendar lag alone says which side of the deadline it is."""
+        if late:
+            k = rule_bd + (2 if rng.random() < LATE_SECOND_DAY else 1)
+            day = add_business_days(sched, k)
+            if (day - sched).days > MAX_LAG_DAYS:
+                day = add_business_days(sched, rule_bd + 1)
+            off = [d for d in (gfe_deadline + dt.timedelta(days=i) for i in range(1, 4))
+                   if not is_business_day(d) and (d - sched).days <= MAX_LAG_DAYS and d < dos]
+        else:
+            r = rng.random()
+            k = (rule_bd if r < TIMELY_ON_DEADLINE else
+                 max(1, rule_bd - 1) if r < TIMELY_DAY_BEFORE else rng.randrange(1, rule_bd + 1))
+            day = add_business_days(sched, k)
+            off = [sched + dt.timedelta(days=i) for i in range(1, (gfe_deadline - sched).days)
+                   if not is_business_day(sched + dt.timedelta(days=i))]
+        if off and rng.random() < OFF_DAY_SEND:
+            day = rng.choice(off)
+        return day
+
+    def printed_day(delivered: dt.date) -> dt.date:
+        """The GFE's printed date in a timely GFE's (or a backdated story's) telling: the day
+        it went out, the booking day (prepared at booking, released later) or a business day
+        in between — the same mixture a late GFE's printed date is drawn from."""
+        r = rng.random()
+        if r < SENT_ON_PRINTED_DATE:
+            return delivered
+        if r < 0.85:
+            return sched
+        return _date_between(rng, sched, delivered)
+
+    late = timing != "timely"
+    delivered = delivery_day(late)
+    gfe_date = printed_day(delivered)
+    provider_scheduled_on = sched
+    claimed_rule_bd = rule_bd
+    if timing == "dated_before_scheduling":
+        # The motive: the GFE went out late by the real booking, so the provider dated it the
+        # day before the booking and told the booking as if made by then, with the printed
+        # date standing where a timely GFE's stands against its booking (the business-day gap
+        # is drawn from the timely mixture: ``gap``). The processor log's deposit authorization
+        # (the real booking, in the local time zone) and the delivery show it went out after
+        # the deadline that booking set: late and misdated, so the late finding is accepted
+        # too. Only one local day before the booking: the printed date against the booking's
+        # local date, not a week-long gap, tells the branch.
+        gfe_date = sched - dt.timedelta(days=1)
+        if rule_bd == 1:
+            # a story printed on a weekend or holiday can only have been booked that day (or
+            # just before) under the 1-day rule, else its deadline would precede it; the
+            # other stories are told with the booking a business day earlier often enough
+            # that over all stories the gap shares stay a timely GFE's (about 66% / 34%)
+            gap = int(is_business_day(gfe_date) and rng.random() < STORY_EARLIER_BOOKING)
+        else:
+            gap = _business_days_between(sched, printed_day(delivery_day(False)))
+        provider_scheduled_on = gfe_date
+        while _business_days_between(provider_scheduled_on, gfe_date) < gap:
+            provider_scheduled_on -= dt.timedelta(days=1)
+        # a printed date on a weekend or holiday reads as on time only from a booking whose
+        # deadline is not before it
+        while add_business_days(provider_scheduled_on, rule_bd) < gfe_date:
+            provider_scheduled_on += dt.timedelta(days=1)
+        story_lead = _business_days_between(provider_scheduled_on, dos)
+        assert story_lead != 10 and (story_lead >= 10) == (rule_bd == 3), story_lead
+        assert gfe_date < sched <= gfe_deadline < delivered < dos
+    claimed = provider_scheduled_on
     # Times of day (local) are drawn the same way for the booking and the GFE's delivery in
     # every branch: business hours, the evening (late enough that the UTC date is already the
     # next calendar day) or the small hours (an overnight batch / a night-owl booking: the UTC
     # hour is low although the local date is the same) — so neither the UTC date nor the UTC
     # hour gives the local date; only the facility's zone and daylight period do.
-    sched_min = _minute_of_day(rng, state, sched, None, hi=23 * 60 + 30)
+    # A backdated GFE's booking is an evening one less often (BACKDATED_EVENING): its printed
+    # date is the booking's local date minus one, so after an evening booking it reads two
+    # days before the booking's UTC date, a gap no other GFE shows (issue 8, round 4: at the
+    # common evening share 60% of backdated GFEs showed it); at this share a UTC-day reading
+    # finds few, and the booking's hour alone does not pick them out either.
+    sched_min = _minute_of_day(rng, state, sched, None, hi=23 * 60 + 30,
+                               evening=BACKDATED_EVENING if timing == "dated_before_scheduling"
+                               else 0.6)
     sched_sec = rng.randrange(60)
     utc_flip = utc_stamp(state, sched, sched_min, sched_sec)[:10] != iso(sched)
-
-    # The GFE's printed date and its delivery, independent of the branch: the printed date
-    # may equal the delivery day or precede it in every branch (a GFE dated when prepared and
-    # released a day or two later; a late GFE dated as if on time or honestly on its late
-    # delivery day), and deliveries cluster at the deadline from both sides, weekends and
-    # holidays included — only the deadline arithmetic in the facility's local time decides.
-    def on_or_before_deadline(first: dt.date, deadline: dt.date | None = None) -> dt.date:
-        """A delivery day in [first, deadline]: the deadline itself 70% of the time (a late
-        GFE goes out on the first business day after it as often: most timings hinge on the
-        local date of a delivery near the deadline, often an evening one whose UTC date is
-        already the next day — issue 8, round 3)."""
-        deadline = deadline or gfe_deadline
-        if rng.random() < 0.7:
-            return deadline
-        return _date_between(rng, first, deadline)
-
-    if timing == "timely":
-        # dated when prepared (the booking day or a later business day before the deadline
-        # day) and released then or later, still on time
-        gfe_date = prepared_on(sched, rule_bd)
-        delivered = (gfe_date if rng.random() < TIMELY_SENT_ON_DATE else
-                     on_or_before_deadline(gfe_date))
-        provider_scheduled_on = sched
-    else:
-        # late by the real booking (a backdated GFE's too): delivered after the deadline,
-        # clustered just after it, never on or after the date of service
-        x_max = max(1, _business_days_between(gfe_deadline, dos) - 2)
-        r_late = rng.random()
-        if r_late < 0.7:  # the first business day after the deadline
-            delivered = add_business_days(gfe_deadline, 1)
-        elif r_late < 0.85:  # over the weekend / holiday right after the deadline
-            delivered = gfe_deadline + dt.timedelta(days=1)
-        else:
-            delivered = add_business_days(gfe_deadline, rng.randrange(1, x_max + 1))
-        # released over a weekend about as often as a timely GFE is (an on-time GFE goes out
-        # on a weekend booking day): a weekend delivery day no longer says "timely"
-        weekend = gfe_deadline + dt.timedelta(days=(5 - gfe_deadline.weekday()) % 7 or 7)
-        weekend += dt.timedelta(days=rng.randrange(2))
-        if rng.random() < LATE_WEEKEND and weekend < dos:
-            delivered = weekend
-    if timing == "dated_before_scheduling":
-        # Sent late by the real booking, but dated (and the booking stated) before the
-        # booking existed, so that the printed date alone reads as on time: late by the
-        # one honest reading, on time only by the false date.
-        gfe_date, provider_scheduled_on = gfe_dated, claimed
-        assert gfe_date < sched <= gfe_deadline < delivered < dos
-    elif timing == "issued_after_deadline":
-        provider_scheduled_on = sched
-        r_date = rng.random()
-        # on its printed date about as often as a timely GFE (TIMELY_SENT_ON_DATE and the
-        # deadline-day releases): the printed date against the delivery says nothing
-        if r_date < 0.32:
-            gfe_date = delivered  # honestly dated on its (late) delivery day
-        elif r_date < 0.85:
-            gfe_date = sched  # dated on the booking day, as if on time
-        else:  # dated some day before it went out
-            gfe_date = _date_between(rng, sched, min(gfe_deadline, delivered))
     same_day = delivered == sched
     deliv_min = _minute_of_day(rng, state, delivered, sched_min if same_day else None)
     deliv_stamp = utc_stamp(state, delivered, deliv_min, rng.randrange(60))
@@ -1363,7 +1378,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # differs from the printed date" answered it without the deadline arithmetic).
     story_due = add_business_days(provider_scheduled_on, claimed_rule_bd)
     if timing == "timely":
-        stated = delivered
+        # the EHR logs the day the GFE was generated, and the note states it as "sent" now
+        # and then when the GFE went out a day or two later (still on time: the counter's
+        # conclusion stands, so it is conceded); as often as a late GFE's false day is its
+        # printed date, so "the stated day is the printed date" says nothing (round 4)
+        stated = (gfe_date if gfe_date < delivered and rng.random() < EHR_TIMELY_STATES_PRINTED
+                  else delivered)
     elif gfe_date >= story_due or rng.random() < EHR_STATES_PRINTED:
         stated = gfe_date
     else:

@@ -7,9 +7,10 @@ but hurried human would:
 
 * it converts the processor log's UTC timestamps to the facility's local time (offsets and
   daylight period from the facility record) and compares the GFE date with the booking (the
-  deposit authorization) and the deadline with the GFE's delivery — but applies the
-  1-business-day deadline only (never the 3-day one for services booked 10+ business days
-  ahead) and counts business days as Monday–Friday, forgetting federal holidays;
+  deposit authorization) and the deadline with the GFE's delivery — it takes the 3-day rule
+  for a service 10+ weekdays ahead and the 1-day rule otherwise, but counts business days as
+  Monday–Friday, forgetting federal holidays (so a deadline across a holiday comes a day
+  early to it);
 * it holds a GFE timing failure against whoever took the booking deposit (the other party
   when that is not the biller) and a bill above the estimate against the biller;
 * it calls the biller a facility only when it bills on an
@@ -241,7 +242,11 @@ class HeuristicAgent:
         if sched and gfe_date and gfe_date < sched:
             finding = "gfe_backdated_before_scheduling"
         elif sched and delivered:
-            due = _weekdays_after(sched, 1)  # the 1-business-day rule only
+            # the rule from the lead, in weekdays (holidays forgotten here too)
+            dos = _date(clm.get("date_of_service")) or _date(
+                (prv.get("appointment") or {}).get("service_date"))
+            rule = 3 if dos and _weekdays_between(sched, dos) >= 10 else 1
+            due = _weekdays_after(sched, rule)
             if min(delivered) > due:
                 finding = "gfe_issued_after_deadline"
         if finding == "billed_above_gfe" and gfe and excess <= 0:
