@@ -410,6 +410,7 @@ def federal_holidays(year: int) -> tuple[dt.date, ...]:
     return tuple(sorted(observed + moving))
 
 
+@functools.lru_cache(maxsize=4096)
 def holiday_distance(day: dt.date) -> tuple[int, int]:
     """Days since the last observed federal holiday and until the next one (0 and 0 on the
     holiday itself): deadlines counted in business days bend around holidays, so a generator
@@ -725,7 +726,7 @@ def forest(x: Any, y: list[str]) -> Any:
     a word among hundreds that boosting's greedy first splits pass over."""
     from sklearn.ensemble import RandomForestClassifier
 
-    return RandomForestClassifier(n_estimators=150, min_samples_leaf=1, max_features="sqrt",
+    return RandomForestClassifier(n_estimators=100, min_samples_leaf=1, max_features="sqrt",
                                   random_state=0, n_jobs=1).fit(x, y)
 
 

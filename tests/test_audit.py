@@ -28,6 +28,7 @@ from clarus_env.audit import (
     label_of,
     play,
     tokens,
+    verdict,
 )
 from clarus_env.cli import main
 from clarus_env.env import make
@@ -182,7 +183,7 @@ def test_no_shortcut_passes_more_than_its_class(reports: dict[str, dict[str, Any
     # whole answer's share plus 0.05 (the boosted and overlap shortcuts are held to it, on dev
     # and test, by their own tests below)
     best = max(r["pass_rate"] for r in rep["agents"]
-               if r["kind"] != "reference" and r["agent"] not in LEARNED_AGENTS)
+               if r["kind"] in ("shortcut", "exploit") and r["agent"] not in LEARNED_AGENTS)
     assert best <= rep["modal_outcome"]["share"] + 0.05, text
 
 
@@ -283,6 +284,38 @@ def test_overlap_shortcut_stays_near_the_modal_share(
         audits: dict[str, dict[str, dict[str, Any]]], task: str) -> None:
     assert not _learned_breaks(audits[task], ["overlap_records"]), _learned_breaks(
         audits[task], ["overlap_records"])
+
+
+# The word forest (rf_words: one-hot categorical leaves and the presence of every word of every
+# free text; red team round 4 read abductive's line notes at 0.612 test / 0.567 dev with five
+# hand-picked claim features and the two notes' words). Measured with the code of this commit on
+# the splits committed at 4907a3a (abductive 63e1645, adversarial 7618e3b, deductive fc2a9c1),
+# test / dev:
+# - abductive_conflict: pass 0.568 on test (cap 0.546); dev 0.520 (cap 0.543); fields: the pass
+#   figure, within the field bar (0.596 / 0.593)
+# WORDS_MORE
+# The generators are changing: the lead reconciles this set on the final splits. Strict xfail.
+WORDS_LEAKS: set[str] = {"abductive_conflict"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", _known(WORDS_LEAKS))
+def test_word_forest_stays_near_the_modal_share(
+        audits: dict[str, dict[str, dict[str, Any]]], task: str) -> None:
+    assert not _learned_breaks(audits[task], ["rf_words"]), _learned_breaks(
+        audits[task], ["rf_words"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", BILLING_TASKS)
+def test_relation_learner_is_reported_apart(audits: dict[str, dict[str, dict[str, Any]]],
+                                            task: str) -> None:
+    """pairwise_numbers learns the task's own relations: it is reported (kind ``relation``)
+    but counts toward no best-shortcut figure and no verdict."""
+    for rep in audits[task].values():
+        row = next(r for r in rep["agents"] if r["agent"] == "pairwise_numbers")
+        assert row["kind"] == "relation"
+        assert "pairwise_numbers" not in verdict(rep)
 
 
 @pytest.mark.slow
