@@ -392,9 +392,11 @@ def _room_draw(rng: random.Random, share: int, *, below: bool = False,
         lo = 1.0
     return round(share * lo * (hi / lo) ** rng.random())
 # a balance brought forward from an earlier statement: none for this share of accounts, else
-# drawn log-uniformly in this range (cents), in every branch alike
+# drawn log-uniformly in this range (cents), in every branch alike (up to $2,500, an earlier
+# procedure's deductible: issue 8, round 8, the amount due alone, at most $900 above this
+# visit's part, told a line posted twice from a correct bill)
 PRIOR_NONE = 0.3
-PRIOR_RANGE = (1_500, 90_000)
+PRIOR_RANGE = (1_500, 250_000)
 
 
 def _prior_draw(rng: random.Random) -> int:
@@ -418,6 +420,10 @@ PAY_STATES: tuple[tuple[str, int], ...] = (("none", 3), ("full", 2), ("part", 5)
 STALE_LAG_MAX = 150
 # the deductible before the claim, where the member is far from the OOP maximum (every branch)
 DED_STATES: tuple[tuple[str, int], ...] = (("met", 2), ("partial", 6), ("not_met", 2))
+# the share of accounts with an open balance of at least PLAN_MIN (cents) moved to a payment
+# plan after the statement, in every branch
+PLAN_SHARE = 0.4
+PLAN_MIN = 5_000
 # the share of claims with a line entered twice and reversed (or voided and rebilled), and of
 # older visits at this visit's own code (the same fee), in every branch
 REPOST_SHARE = 0.4
@@ -1273,6 +1279,20 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     for t in stmt_txns:
         post(dt.date.fromisoformat(t["timestamp"][:10]), "patient_payment",
              "Patient payment - online portal", _c(t["amount"]), t["transaction_id"])
+    # the patient asked for a payment plan after the statement (any branch, at one rate for
+    # every account with an open balance worth instalments): the practice moved the open
+    # balance off the ledger into the plan, so the ledger reads zero while the statement still
+    # shows the amount due. The balance is still owed (on the plan), so a correction goes
+    # against it exactly as against an open ledger balance; only the statement and the
+    # ledger's transfer together say what is open (issue 8, round 8: a zero ledger balance
+    # never went with a balance correction, 0/226 on train)
+    pay_plan = None
+    if open_balance >= PLAN_MIN and rng.random() < PLAN_SHARE:
+        base = pay_date if paid_part else stmt_date
+        pay_plan = (f"PP-{_digits(rng, 6)}",
+                    base + dt.timedelta(days=rng.randrange(1, (today - base).days + 1)))
+        post(pay_plan[1], "adjustment", f"Balance transferred to payment plan {pay_plan[0]}",
+             open_balance, pay_plan[0])
     entries.sort(key=lambda e: e["date"])  # stable: same-day entries keep posting order
     bal = 0
     for e in entries:
@@ -1280,7 +1300,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         bal += amt if e["type"] == "charge" else -amt
         e["balance_after"] = D(bal)
     ledger_balance = bal
-    assert ledger_balance == due - paid_amount, (ledger_balance, due)
+    assert ledger_balance == (0 if pay_plan else due - paid_amount), (ledger_balance, due)
     ledger = {"patient_id": case_id, "account_id": account, "practice": practice,
               "patient_name": patient, "entries": entries, "balance": D(ledger_balance),
               "as_of": C.iso(today)}
@@ -1316,6 +1336,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         notes.append(f"Statement paid in full online on {C.iso(pay_date)}.")
     elif paid_part:
         notes.append(f"Statement paid in part online on {C.iso(pay_date)}; the rest is open.")
+    if pay_plan is not None:
+        notes.append(f"Open balance of ${D(open_balance)} moved to interest-free payment plan "
+                     f"{pay_plan[0]} on {C.iso(pay_plan[1])} at the patient's request (monthly "
+                     "instalments from next month); corrections reduce the plan balance.")
     provider_record = {
         "claim_id": claim_id, "provider": {"name": practice, "npi": prov_npi,
                                            "specialty": specialty},
@@ -1476,7 +1500,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "balance_billing_mode": bb_mode,
         "oop_remaining_before": oop_left, "credit_policy": policy,
         "open_balance_cents": open_balance, "previous_balance_cents": prior_bal,
-        "snapshot_after_processing": snap_after,
+        "snapshot_after_processing": snap_after, "payment_plan": pay_plan is not None,
     }
     return {"case": case, "artifacts": artifacts, "references": references, "counters": [],
             "expected": expected, "variant": variant}

@@ -13,7 +13,8 @@ deadlines, then reason over what it read:
    on or after the EOB's processing — coinsurance on the allowed amount) — if the EOB asks
    more, the insurer erred (deductible already met, or coinsurance on billed) → claim reprocessing;
 3. everything asked of the patient since the visit (card payments plus the open ledger
-   balance, less self-pay items bought at the visit) beyond the EOB's patient responsibility
+   balance and any balance the ledger moved to a payment plan, less self-pay items bought at
+   the visit) beyond the EOB's patient responsibility
    → the provider erred, named from the ledger (a charge posted twice and not reversed, less
    written off than the EOB's CO-45, a check-in payment never posted);
 4. otherwise the bill stands (``no_error``): confirm the EOB's patient share.
@@ -215,6 +216,11 @@ class HeuristicAgent:
         ledger, log = rec.get("payment_ledger"), rec.get("processor_log")
         prov = rec.get("provider_record")
         balance = _cents(ledger.get("balance", "0")) if ledger else 0
+        # a balance moved to a payment plan is off the ledger but still owed: what is open is
+        # the ledger's balance plus what it transferred to the plan
+        balance += sum(_cents(e.get("amount", "0")) for e in (ledger or {}).get("entries", [])
+                       if e.get("type") == "adjustment"
+                       and str(e.get("description", "")).startswith("Balance transferred to"))
         if log is not None:
             dup = self._duplicate(log)
             if dup is not None:
