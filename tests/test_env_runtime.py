@@ -4,6 +4,7 @@ budget and cooldowns enforced, PHI before authentication, counters, grading."""
 from __future__ import annotations
 
 import copy
+import sys
 
 import pytest
 
@@ -445,3 +446,19 @@ def test_a_check_named_without_as_is_graded_as_written(env: ClarusEnv) -> None:
     report = grade(db, [named, broken])
     assert [(c["passed"], c["detail"]) for c in report["checks"]] == [
         (True, "fine"), (False, "check query failed: no such column: nosuchcol")]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the shared libsqlite3 soname is Linux's")
+def test_sqlite_memory_statistics_are_off_when_the_runtime_loads_sqlite_first() -> None:
+    """A fresh process that imports the runtime before ``sqlite3`` has SQLite's memory
+    statistics (a global mutex per allocation) turned off; one that imported ``sqlite3``
+    first keeps them, and both grade alike."""
+    import subprocess
+
+    code = ("import {first}clarus_env.env, clarus_env.episode_db as e; print(e.MEMSTATUS_OFF, "
+            "clarus_env.env.make('deductive_liability', split='dev').reset(seed=None) is not "
+            "None)")
+    out = [subprocess.run([sys.executable, "-c", code.format(first=first)], check=True,
+                          capture_output=True, text=True).stdout.split()
+           for first in ("", "sqlite3, ")]
+    assert out == [["True", "True"], ["False", "True"]]
