@@ -350,7 +350,10 @@ class ClarusEnv(EnvBase):
             reward += (self._score or 0.0) + R_DISTRACTOR * self._distractors_read()
             if name == "close_case":
                 result = {**(result or {}), "score": self._score}
-        rounded = round(reward, 6)  # once: the observation and the result carry the same value
+        # once: the observation and the result carry the same value
+        rounded = _ROUNDED.get(reward) if reward else reward
+        if rounded is None:
+            rounded = _round6(reward)
         obs = self._observation(name, result, error, rounded)
         info: dict[str, Any] = {"episode_id": self.episode_id,
                                 "api_calls_remaining": self._budget - calls}
@@ -599,6 +602,19 @@ for _name in FETCH:
 
 
 _HANDLERS: dict[type, dict[str, Any]] = {}
+
+# reward -> round(reward, 6): a step's reward is one of a few sums (shaping amounts, the
+# error penalty), and ``round`` to 6 places formats and parses the float's digits (~1 µs a
+# step). Zero is never looked up (0.0 and -0.0 are one key but round to themselves); other
+# equal floats are the same value, so the memo returns exactly what ``round`` would
+_ROUNDED: dict[float, float] = {}
+
+
+def _round6(reward: float) -> float:
+    rounded = round(reward, 6)
+    if len(_ROUNDED) < 4096:  # scores make each final reward new: keep the memo small
+        _ROUNDED[reward] = rounded
+    return rounded
 
 
 def _handlers(cls: type) -> dict[str, Any]:

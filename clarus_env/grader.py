@@ -7,6 +7,7 @@ trajectory gives the same grade (``clarus regrade``).
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,87 @@ def score(passed: int, total: int) -> float:
     return (passed + 0.5) / (total + 1.0)
 
 
+# a quoted literal or identifier, a comment opener, a word, a run of spaces, or one character
+_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|\[[^\]]*\]|--|/\*|\w+|\s+|.",
+                    re.DOTALL)
+_CLAUSE_END = frozenset(("FROM", "WHERE", "GROUP", "HAVING", "WINDOW", "ORDER", "LIMIT"))
+_RUN_SQL: dict[str, str] = {}
+
+
+def _named_columns(sql: str) -> str:
+    """``sql`` with an ``AS`` name after each result column, the same query otherwise: without
+    one SQLite names a column by its expression's text, which Python's sqlite3 decodes into
+    the cursor's ``description`` on every run (a check's expressions run to several KB: 40 KB
+    a grade for adversarial_fabrication). The text comes back unchanged unless it has the
+    plain shape read here for sure: one top-level SELECT (after an optional WITH), no
+    compound SELECT or VALUES, no comment, no DISTINCT/ALL, no ``*``, no column named with
+    AS. A column already named without AS (``expr name``) makes the named text a syntax
+    error, never another query; ``grade`` then runs ``sql`` itself."""
+    tokens = _TOKEN.findall(sql)
+    depth, tops, start = 0, 0, -1
+    for i, t in enumerate(tokens):
+        if t in ("--", "/*", ";"):
+            return sql
+        if t == "(":
+            depth += 1
+        elif t == ")":
+            depth -= 1
+        elif depth == 0 and t.upper() in ("SELECT", "UNION", "INTERSECT", "EXCEPT", "VALUES"):
+            tops += 1
+            start = i + 1 if t.upper() == "SELECT" else -1
+    if tops != 1 or depth != 0 or start < 0:
+        return sql
+    ends: list[int] = []  # token index after each result column
+    words: list[str] = []  # the column's top-level words so far
+    for i in range(start, len(tokens) + 1):
+        t = tokens[i] if i < len(tokens) else ","
+        if t == "(":
+            depth += 1
+        elif t == ")":
+            depth -= 1
+        elif depth == 0 and (t == "," or t.upper() in _CLAUSE_END):
+            if not words or "AS" in words or (words[0] == "*" or "." in words[-2:-1]
+                                               and words[-1] == "*"):
+                return sql
+            ends.append(i)
+            words = []
+            if t != ",":
+                break
+            continue
+        if depth == 0 and not t.isspace():
+            words.append(t.upper())
+    if _first_word(tokens[start:]) in ("DISTINCT", "ALL"):
+        return sql
+    out, prev = [], 0
+    for n, e in enumerate(ends):
+        while e > prev and tokens[e - 1].isspace():  # the name goes before trailing space
+            e -= 1
+        out.append("".join(tokens[prev:e]) + f" AS _c{n}")
+        prev = e
+    return "".join(out) + "".join(tokens[prev:])
+
+
+def _first_word(tokens: list[str]) -> str:
+    return next((t.upper() for t in tokens if not t.isspace()), "")
+
+
+def run_sql(sql: str) -> str:
+    """The text ``grade`` runs for a check's ``sql``: ``_named_columns(sql)``, built once."""
+    text = _RUN_SQL.get(sql)
+    if text is None:
+        text = _RUN_SQL[sql] = _named_columns(sql)
+    return text
+
+
+def _as_written(execute: Any, sql: str) -> Any:
+    """The row of a check run as written, after its named form failed; its own error as the
+    failed check's row when it fails too."""
+    try:
+        return execute(sql).fetchone()
+    except sqlite3.Error as own:
+        return (0, f"check query failed: {own}")
+
+
 def grade(db: sqlite3.Connection, checks: list[Check]) -> dict[str, Any]:
     """Run every check on ``db``: the report (checks in order) and the episode score. Runs
     once per episode, so the loop keeps to locals and one cursor (``Connection.execute``
@@ -46,10 +128,13 @@ def grade(db: sqlite3.Connection, checks: list[Check]) -> dict[str, Any]:
     outcome_ok, outcome_seen = True, False
     execute = db.cursor().execute
     for c in checks:
+        sql = c.sql
+        text = _RUN_SQL.get(sql) or run_sql(sql)
         try:
-            row = execute(c.sql).fetchone()
+            row = execute(text).fetchone()
         except sqlite3.Error as exc:  # a broken check is a bug, but never a crash mid-episode
-            row = (0, f"check query failed: {exc}")
+            row = (_as_written(execute, sql) if text is not sql else
+                   (0, f"check query failed: {exc}"))
         ok = bool(row and row[0])
         detail = row[1] if row and len(row) > 1 else None
         if detail is None:

@@ -4,6 +4,7 @@ budget and cooldowns enforced, PHI before authentication, counters, grading."""
 from __future__ import annotations
 
 import copy
+import sys
 
 import pytest
 
@@ -404,3 +405,60 @@ def test_expected_rows_no_check_reads_are_written_only_for_a_reader(monkeypatch)
     _play(partial, other)  # graded, never read: its partial table must not leak
     _play(partial, copy.deepcopy(SCENARIO))
     assert _tables(partial) == _tables(whole)
+
+
+@pytest.mark.parametrize("sql, named", [
+    ("SELECT a, b FROM t", "SELECT a AS _c0, b AS _c1 FROM t"),
+    ("SELECT 2 * x, 'a, b' || (SELECT 1, 2) FROM t WHERE 1",
+     "SELECT 2 * x AS _c0, 'a, b' || (SELECT 1, 2) AS _c1 FROM t WHERE 1"),
+    ("WITH v(n) AS (SELECT 1) SELECT n >= 1,\n  'x' FROM v",
+     "WITH v(n) AS (SELECT 1) SELECT n >= 1 AS _c0,\n  'x' AS _c1 FROM v"),
+    ("SELECT CAST(x AS INTEGER), 1", "SELECT CAST(x AS INTEGER) AS _c0, 1 AS _c1"),
+])
+def test_grader_names_the_result_columns_of_plain_checks(sql: str, named: str) -> None:
+    from clarus_env.grader import _named_columns
+
+    assert _named_columns(sql) == named
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT *, 1 FROM t", "SELECT t.*, 1 FROM t", "SELECT DISTINCT a, b FROM t",
+    "SELECT 1, 2 UNION SELECT 3, 4", "SELECT a AS p, b FROM t", "SELECT 1 -- c\n, 2",
+    "VALUES (1, 2)", "SELECT 1, 2; SELECT 3",
+])
+def test_grader_leaves_checks_it_cannot_name_for_sure_as_written(sql: str) -> None:
+    from clarus_env.grader import _named_columns
+
+    assert _named_columns(sql) == sql
+
+
+def test_a_check_named_without_as_is_graded_as_written(env: ClarusEnv) -> None:
+    """``SELECT x y`` named again is a syntax error: the grade runs the check as written,
+    and a check that is broken as written still reports its own error."""
+    import sqlite3
+
+    from clarus_env.grader import grade, run_sql
+
+    db = sqlite3.connect(":memory:")
+    named = Check("named", "named column", "SELECT 1 ok, 'fine' why")
+    broken = Check("broken", "broken column", "SELECT nosuchcol, 'x' FROM sqlite_master")
+    assert run_sql(named.sql) != named.sql
+    report = grade(db, [named, broken])
+    assert [(c["passed"], c["detail"]) for c in report["checks"]] == [
+        (True, "fine"), (False, "check query failed: no such column: nosuchcol")]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the shared libsqlite3 soname is Linux's")
+def test_sqlite_memory_statistics_are_off_when_the_runtime_loads_sqlite_first() -> None:
+    """A fresh process that imports the runtime before ``sqlite3`` has SQLite's memory
+    statistics (a global mutex per allocation) turned off; one that imported ``sqlite3``
+    first keeps them, and both grade alike."""
+    import subprocess
+
+    code = ("import {first}clarus_env.env, clarus_env.episode_db as e; print(e.MEMSTATUS_OFF, "
+            "clarus_env.env.make('deductive_liability', split='dev').reset(seed=None) is not "
+            "None)")
+    out = [subprocess.run([sys.executable, "-c", code.format(first=first)], check=True,
+                          capture_output=True, text=True).stdout.split()
+           for first in ("", "sqlite3, ")]
+    assert out == [["True", "True"], ["False", "True"]]
