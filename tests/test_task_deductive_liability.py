@@ -1135,3 +1135,28 @@ def test_heuristic_decide_hook_replaces_its_decision(dev: dict, env: ClarusEnv) 
     _grade_of(env, sc, agent)
     assert agent.decision["resolution_type"] == "appeal"
     assert agent.decision["responsible_party"] == "insurer"
+
+
+def test_every_payment_before_the_visit_is_on_the_ledger_or_before_its_opening(
+        train: list) -> None:
+    """Domain review round 4: an export of recent activity opened with a balance brought
+    forward dated before the older visit's online payment, which the ledger then left out, so
+    the payment read as never posted (a provider error the key did not hold). Every settled,
+    unrefunded payment before this visit is either posted (its transaction id a ledger
+    reference) or dated before the ledger's first row."""
+    bad = []
+    for sc in train:
+        arts = {a["type"]: a["data"] for a in sc["artifacts"] if not a["distractor"]}
+        ents = arts["payment_ledger"]["entries"]
+        dos = arts["eob"]["date_of_service"]
+        refs = {e["reference"] for e in ents}
+        txns = arts["processor_log"]["transactions"]
+        undone = {t.get("original_transaction_id") for t in txns}
+        opening = min(e["date"] for e in ents)
+        for t in txns:
+            day = t["timestamp"][:10]
+            if (t["type"] in ("sale", "capture") and t["status"] == "settled"
+                    and t["transaction_id"] not in undone and day < dos
+                    and t["transaction_id"] not in refs and day >= opening):
+                bad.append((sc["case"]["case_id"], t["transaction_id"], day, opening))
+    assert not bad, bad

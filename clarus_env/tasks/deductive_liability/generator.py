@@ -1252,7 +1252,18 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     older_on_ledger = rng.random() < 0.7
     if prior_bal:  # the export opens with the balance brought forward from before it
         start = older_dos if older_on_ledger else dos
-        post(start - dt.timedelta(days=rng.randrange(3, 25)), "charge",
+        # an export of recent activity opens after every payment it leaves out: a payment
+        # settled after the balance-forward row but missing from the ledger would read as
+        # never posted (DOMAIN.md §1d: every card payment posts as a credit), a provider
+        # error the key does not hold (domain review round 4: the older visit's online
+        # statement payment, 8-34 days before this visit, fell after the row in 5/440 seeds)
+        hi_lag = 25
+        if not older_on_ledger:
+            paid_before = [dt.date.fromisoformat(t["timestamp"][:10]) for t in txns
+                           if t["type"] in ("sale", "capture") and t["status"] != "voided"
+                           and t["timestamp"][:10] < C.iso(dos)]
+            hi_lag = min(hi_lag, (dos - max(paid_before)).days) if paid_before else hi_lag
+        post(start - dt.timedelta(days=rng.randrange(3, hi_lag)), "charge",
              "Balance forward from prior statement", prior_bal, f"STMT-{_digits(rng, 6)}")
     # a line entered twice and reversed, or voided and rebilled: the same charge amount twice
     # (with its reversal) in every branch, a duplicate posting's too (issue 8, round 8: a
