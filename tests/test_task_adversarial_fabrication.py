@@ -1649,6 +1649,38 @@ def test_changes_go_either_way_in_every_branch() -> None:
     assert min(seen[(d, w)] for d in ("up", "down") for w in ("within", "above")) >= 10, seen
 
 
+def test_no_line_of_a_bill_within_the_estimate_is_priced_above_the_billers_own_price() -> None:
+    """Domain review round 4 (84012, 84015, 84004): a bill within the estimate whose one line
+    is priced above that code's line on the biller's own GFE section, or (a substituted
+    code) above the biller's documented self-pay price, gives the patient a line correction
+    to ask for while the key says no_action. No such bill is drawn; above the estimate the
+    key asks for a correction anyway, so a gross-chargemaster line stays possible there."""
+    within = above_priced = 0
+    for seed in range(3000, 4200):
+        s = scenario(seed)
+        v, exp = s["variant"], s["expected"]
+        arts = _arts(s)
+        clm, prv = arts[exp["claim_record_id"]], arts[exp["provider_record_id"]]
+        sec = next(p for p in prv["gfe"]["providers"] if p["name"] == clm["provider"]["name"])
+        m = prv["self_pay_price_policy"]["self_pay_multiple_pct"]
+        gfe_line = {(it["hcpcs"], tuple(it["modifiers"])): _c(it["expected_charge"])
+                    for it in sec["items"]}
+        if _c(clm["total_billed"]) > _c(sec["expected_total"]):
+            above_priced += any(pct > m for _, pct in v["billed_pcts"])
+            continue
+        within += 1
+        assert exp["resolution_type"] == "no_action", seed
+        for line in clm["lines"]:
+            own = gfe_line.get((line["hcpcs"], tuple(line["modifiers"])))
+            assert own is None or _c(line["billed"]) <= own * line["units"], (seed, line)
+        # the billed % of each line against the documented policy multiple (the fee formula
+        # behind billed_pcts is checked against the records in
+        # test_every_amount_is_the_fee_formula)
+        assert all(pct <= m for _, pct in v["billed_pcts"]), (seed, v["billed_pcts"], m)
+    assert 0.29 * 1200 <= within <= 0.43 * 1200, within
+    assert above_priced >= 20, above_priced
+
+
 def test_mailed_bill_window_counts_from_receipt() -> None:
     """Some mailed bills are read more than 120 days after the statement's date but within
     120 days of their receipt: the window is open (45 CFR 149.620 counts from receipt), and

@@ -640,6 +640,20 @@ def _bill_candidates(planned_fees: list[int], performed_fees: list[int], m: int
     return out
 
 
+def _window_pools(cands: list[tuple[int, tuple[int | None, int]]]
+                  ) -> dict[str, list[tuple[int, tuple[int | None, int]]]]:
+    """The bill candidates of each excess window. A bill within the estimate never prices a
+    line above the biller's self-pay % (domain review round 4: 84012, 84015, 84004): such a
+    line is billed above its own GFE line, or for a substituted code above the biller's
+    documented self-pay price of that code (provider record ``self_pay_price_policy``, "each
+    service priced on its own"), so an advocate would ask for that line's correction even
+    though the total is within the estimate - while the key of a within-estimate bill is
+    no_action (45 CFR 149.620 measures the total only). Above the estimate the key already
+    asks for a correction or a dispute, so the gross-chargemaster line stays there."""
+    return {w: [c for c in cands if lo <= c[0] <= hi and (w != "within" or c[1][1] <= 0)]
+            for w, (lo, hi) in EXCESS_WINDOWS.items()}
+
+
 def _deposit(rng: random.Random, own_cents: int) -> int:
     """A flat scheduling deposit in cents, at most half the party's own expected charges
     (the smallest one when even that is more)."""
@@ -727,15 +741,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             if sum(pct_of(f, other_m) for f in fac_fees) <= sum(pct_of(f, m) for f in pro_fees):
                 continue
         cands = _bill_candidates(gfe_fees, bill_fees, m)
-        pools = {w: [c for c in cands if lo <= c[0] <= hi]
-                 for w, (lo, hi) in EXCESS_WINDOWS.items()}
+        pools = _window_pools(cands)
         if not all(pools.values()) and performed != planned:
             # a change too large for one repriced line to bring the bill into every window:
             # the service went as planned (decided by reachability alone, never the branch)
             performed, bill_fees = planned, prices(planned, fac_priced)
             cands = _bill_candidates(gfe_fees, bill_fees, m)
-            pools = {w: [c for c in cands if lo <= c[0] <= hi]
-                     for w, (lo, hi) in EXCESS_WINDOWS.items()}
+            pools = _window_pools(cands)
         if not all(pools.values()):
             continue
         pool = pools[window]
