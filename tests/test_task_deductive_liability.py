@@ -1160,3 +1160,16 @@ def test_every_payment_before_the_visit_is_on_the_ledger_or_before_its_opening(
                     and t["transaction_id"] not in refs and day >= opening):
                 bad.append((sc["case"]["case_id"], t["transaction_id"], day, opening))
     assert not bad, bad
+
+
+def test_no_contractual_adjustment_is_negative(train: list) -> None:
+    """Domain review round 4: where the plan's OOP cap cut the patient share, a practice that
+    billed coinsurance on its charge posted a negative CO-45 (charge less plan payment less
+    its own share). A write-off only writes a charge down; the practice's extra coinsurance
+    is a patient charge instead, and the ledger still ends at what the statement asks."""
+    bad = []
+    for sc in train:
+        ents = next(a for a in sc["artifacts"] if a["type"] == "payment_ledger")["data"]["entries"]
+        bad += [(sc["case"]["case_id"], e["amount"]) for e in ents
+                if e["type"] == "adjustment" and c(e["amount"]) < 0]
+    assert not bad, bad

@@ -861,6 +861,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # year's contracted rate (its fee schedule was not updated)
     per_line_adj = len(lines) > 1 and rng.random() < 0.5
     adj_rows: list[tuple[dict[str, Any] | None, int]]
+    coins_debit = 0  # the practice's coinsurance above the plan's share, posted as a charge
     bb_mode = None
     if kind == "balance_billing":
         bb_mode = _weighted(rng, (("none", 4), ("one_line", 3 if per_line_adj else 0),
@@ -890,6 +891,16 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                         for ln, es, ss in zip(lines, eob_shares, stmt_shares, strict=True)]
         else:
             adj_rows = [(None, total_billed - plan_paid - pr_stmt)]
+        if any(a < 0 for _, a in adj_rows):
+            # where the plan's OOP cap cut the patient share, the practice's uncapped share
+            # can exceed the charge less the plan's payment: a write-off is never negative
+            # (DOMAIN.md §1d: CO-45 writes the charge down to the allowed amount), so the
+            # practice writes off the contracted difference and posts its extra coinsurance
+            # as a patient charge (domain review round 4: 84006, 84419 showed a negative
+            # CO-45). The statement and the expected answer are unchanged
+            coins_debit = co45 - sum(a for _, a in adj_rows)
+            adj_rows = ([(ln, ln["billed"] - ln["allowed"]) for ln in lines] if per_line_adj
+                        else [(None, co45)])
     elif per_line_adj:
         adj_rows = [(ln, ln["billed"] - ln["allowed"]) for ln in lines]
     else:
@@ -1280,6 +1291,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                  older_cs["patient"], first["transaction_id"])
     post_claim(claim_id, lines, eob_shares, dos, era_posted, adj_rows,
                checkin_txn if copay_credited else None, dup_line)
+    if coins_debit:
+        post(era_posted, "charge", "Patient coinsurance per practice fee schedule",
+             coins_debit, claim_id)
     for day, item, rtx, rref in retail:
         if day < dos and not older_on_ledger:
             continue
