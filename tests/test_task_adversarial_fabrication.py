@@ -1681,6 +1681,44 @@ def test_no_line_of_a_bill_within_the_estimate_is_priced_above_the_billers_own_p
     assert above_priced >= 20, above_priced
 
 
+def test_stamps_keep_the_local_date_across_a_dst_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Domain review round 4 (88695): the small hours of a DST-change day come before the
+    02:00 change (15 U.S.C. 260a), so a stamp takes the offset of its own instant, not of its
+    date; read back in the facility's zone (IANA, independent of the generator) every local
+    time of the change days and the days around them keeps its date and, where it exists
+    (not 02:00-02:59 on March 8), its wall-clock time. The five salted seeds the review found
+    shifted keep the booking and delivery on their local dates."""
+    from zoneinfo import ZoneInfo
+
+    from clarus_env.tasks.adversarial_fabrication.generator import TZ_BY_STATE, utc_stamp
+
+    for state, (zone, _, _) in TZ_BY_STATE.items():
+        for day in (dt.date(2026, 3, 7), dt.date(2026, 3, 8), dt.date(2026, 3, 9),
+                    dt.date(2026, 10, 31), dt.date(2026, 11, 1)):
+            for minute in range(0, 24 * 60, 7):
+                stamp = utc_stamp(state, day, minute, 30)
+                utc = dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+                local = utc.astimezone(ZoneInfo(zone))
+                assert local.date() == day, (state, day, minute, stamp)
+                skipped = (day == dt.date(2026, 3, 8) and 120 <= minute < 180
+                           and TZ_BY_STATE[state][2])
+                if not skipped:
+                    assert local.hour * 60 + local.minute == minute, (state, day, minute)
+    monkeypatch.setenv(SALT_ENV, "billrev4-h6-d40b95")
+    for seed in (87281, 87506, 88695, 107582, 107589):
+        s = compile_scenario(TASK_NAME, seed, ref())
+        exp, arts = s["expected"], _arts(s)
+        plog, fac = arts[exp["processor_log_id"]], arts[exp["facility_record_id"]]
+        auth = next(t for t in plog["transactions"] if t["type"] == "authorization")
+        assert _local_date(auth["timestamp"], fac["time_zone"]).isoformat() == \
+            exp["scheduled_local_date"], seed
+        gfe_id = arts[exp["provider_record_id"]]["gfe"]["gfe_id"]
+        sent = [e["timestamp"] for e in plog["events"] if e.get("document_id") == gfe_id]
+        sent += [m["timestamp"] for m in fac["portal_messages"] if m.get("attachment") == gfe_id]
+        assert _local_date(sent[0], fac["time_zone"]).isoformat() == \
+            exp["gfe_delivered_local_date"], seed
+
+
 def test_mailed_bill_window_counts_from_receipt() -> None:
     """Some mailed bills are read more than 120 days after the statement's date but within
     120 days of their receipt: the window is open (45 CFR 149.620 counts from receipt), and

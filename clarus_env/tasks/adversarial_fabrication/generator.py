@@ -94,6 +94,7 @@ import datetime as dt
 import random
 from functools import cache
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from ..common import (
     FIRST,
@@ -471,8 +472,10 @@ def add_business_days(d: dt.date, n: int) -> dt.date:
 
 
 def utc_offset(state: str, local: dt.date) -> int:
-    """UTC offset (hours) on a local date; daylight time from the 2nd Sunday of March to the
-    1st Sunday of November (exact for the 07:00–23:59 local times used here)."""
+    """UTC offset (hours) in the afternoon and evening of a local date; daylight time from
+    the 2nd Sunday of March to the 1st Sunday of November. Only for telling where a local
+    evening passes into the next UTC date (03:00 or later, past both changes); stamps take
+    the offset of their own instant (``utc_stamp``)."""
     _, std, dst = TZ_BY_STATE[state]
     if dst:
         start, end = dst_period(local.year)
@@ -487,11 +490,22 @@ def dst_period(year: int) -> tuple[dt.date, dt.date]:
     return _nth_weekday(year, 3, 6, 2), _nth_weekday(year, 11, 6, 1)
 
 
+@cache
+def _zone(state: str) -> ZoneInfo:
+    return ZoneInfo(TZ_BY_STATE[state][0])
+
+
 def utc_stamp(state: str, local: dt.date, minute_of_day: int, second: int = 0) -> str:
-    """The ISO-8601 UTC ('Z') timestamp of a local wall-clock time in the state's zone."""
-    local_dt = dt.datetime(local.year, local.month, local.day) + dt.timedelta(
+    """The ISO-8601 UTC ('Z') timestamp of a local wall-clock time in the state's zone.
+
+    The offset is the one in force at that local instant (IANA zone), not on that date:
+    the small hours drawn by ``_minute_of_day`` fall before the 02:00 change on a DST-change
+    day (15 U.S.C. 260a), where the date's offset put a Saturday 23:47 PST booking on
+    Sunday (domain review round 4, 88695). A repeated hour (November) reads as its first
+    occurrence, a skipped one (March) with the offset before the change."""
+    wall = dt.datetime(local.year, local.month, local.day) + dt.timedelta(
         minutes=minute_of_day, seconds=second)
-    utc = local_dt - dt.timedelta(hours=utc_offset(state, local))
+    utc = wall.replace(tzinfo=_zone(state)).astimezone(dt.UTC)
     return utc.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
