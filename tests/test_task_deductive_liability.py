@@ -1173,3 +1173,23 @@ def test_no_contractual_adjustment_is_negative(train: list) -> None:
         bad += [(sc["case"]["case_id"], e["amount"]) for e in ents
                 if e["type"] == "adjustment" and c(e["amount"]) < 0]
     assert not bad, bad
+
+
+def test_an_hdhp_shares_no_cost_before_the_deductible(train: list) -> None:
+    """Domain review round 4: on an HSA-qualified HDHP nothing but preventive care is paid
+    before the deductible is met (26 U.S.C. 223(c)(2)), so while the deductible is unmet all
+    cost sharing is deductible: every accumulator the records show (the plan of record's and
+    each EOB's) has OOP met equal to deductible met."""
+    bad, hdhp = [], 0
+    for sc in train:
+        if "hdhp" not in sc["variant"]["plan_template"]:
+            continue
+        hdhp += 1
+        arts = [a for a in sc["artifacts"] if a["type"] in ("plan_document", "eob")]
+        for a in arts:
+            d = a["data"]
+            acc = d["member_accumulators"] if a["type"] == "plan_document" else d["accumulators"]
+            met, oop = c(acc["deductible_met_ytd"]), c(acc["oop_met_ytd"])
+            if met < c(d.get("deductible") or acc["deductible"]) and oop != met:
+                bad.append((sc["case"]["case_id"], a["type"], acc))
+    assert hdhp > 50 and not bad, bad[:5]

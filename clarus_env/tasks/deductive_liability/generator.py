@@ -693,7 +693,15 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         visit_copay if plan["copays_count_toward_deductible"] else 0)
     older_ded_before = rng.randrange(0, prior_ded - older_rest + 1) \
         if prior_ded > older_rest else 0
-    older_oop_before = older_ded_before + rng.randrange(0, 30_000)
+    # an HSA-qualified HDHP pays nothing before the deductible is met (preventive care
+    # aside), so all cost sharing until then is deductible: other claims add to the OOP
+    # total beyond the deductible only once it is met (26 U.S.C. 223(c)(2)(A), (C); IRS
+    # Notice 2004-23; domain review round 4: 25/440 HDHP members with the deductible unmet
+    # showed more OOP than deductible). The draw is made alike either way
+    hdhp = "hdhp" in plan["plan_id"]
+    older_extra = rng.randrange(0, 30_000)
+    older_oop_before = older_ded_before + (
+        0 if hdhp and older_ded_before < deductible else older_extra)
     older_cs = price_lines([older_line], plan, visit_copay=visit_copay,
                            ded_left=deductible - older_ded_before,
                            oop_left=oop_max - older_oop_before)[0]
@@ -713,7 +721,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     extra_hi = 80_000
     if remaining > 0 and has_copay and not plan["copays_count_toward_deductible"]:
         extra_hi = max(80_000, min(250_000, (oop_max - base_oop) // 2))
-    prior_oop = base_oop + rng.randrange(0, extra_hi)
+    extra = rng.randrange(0, extra_hi)
+    prior_oop = base_oop + (0 if hdhp and remaining > 0 else extra)
     # the copay is collected at check-in when the patient can pay, else billed on the
     # statement (any branch; the two errors about a check-in payment need one)
     checkin = visit_copay if (has_copay and visit_copay > 0 and (
@@ -1062,6 +1071,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         ded_after_eob += cs["deductible"] + (
             cs["copay"] if plan["copays_count_toward_deductible"] else 0)
     ded_after_eob = min(ded_after_eob, deductible)
+    if hdhp and ded_after_eob < deductible:
+        # a stale claims system that believes an HDHP's deductible unmet believes no
+        # coinsurance paid either: its OOP total is its deductible total (26 U.S.C. 223(c)(2))
+        eob_oop_after = ded_after_eob
     eob = {
         "claim_id": claim_id, "plan_id": plan_key, "insurer": insurer, "member_id": member_id,
         "patient_name": patient, "provider": {"name": practice, "npi": prov_npi},
