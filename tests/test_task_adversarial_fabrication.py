@@ -1719,6 +1719,22 @@ def test_stamps_keep_the_local_date_across_a_dst_change(monkeypatch: pytest.Monk
             exp["gfe_delivered_local_date"], seed
 
 
+def test_task_text_tells_the_convener_from_the_biller() -> None:
+    """Domain review round 4 (C): the system prompt and the responsible-party note are the
+    same text in every scenario, and in about a third of them the party that scheduled (the
+    convener of 45 CFR 149.610(a)(2)) is not the one that bills, so the text must not make
+    them one party: the convener is whoever scheduled, and the excess is the biller's total
+    against the biller's own GFE section (what the key uses)."""
+    t = task()
+    outcome = next(c for c in t.checks if c.id == "responsible_party_and_finding")
+    for text in (t.description, t.meta["responsible_party_note"], outcome.description):
+        flat = " ".join(text.split()).lower()
+        assert "and bills it" not in flat and "that party's" not in flat, text
+        assert "scheduled the service" in flat and "may or may not" in flat, text
+    assert "billing party's total charges with its own section" in t.description
+    assert sum(scenario(seed)["variant"]["split_scheduler"] for seed in DEV) >= 0.25 * len(DEV)
+
+
 def test_mailed_bill_window_counts_from_receipt() -> None:
     """Some mailed bills are read more than 120 days after the statement's date but within
     120 days of their receipt: the window is open (45 CFR 149.620 counts from receipt), and

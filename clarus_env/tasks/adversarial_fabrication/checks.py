@@ -343,8 +343,10 @@ CHECKS: list[Check] = [
     Check("responsible_party_and_finding",
           "the diagnosis in force at the first filing names the finding (GFE backdated "
           "before scheduling / issued after the deadline / timely but billed above it / no "
-          "violation) and the convening party that scheduled the service and bills it "
-          "(provider or facility; none when nothing is wrong)",
+          "violation) and the responsible party: for a late or backdated GFE the convener, "
+          "the party that scheduled the service (it may or may not bill); for a bill above "
+          "the GFE the party that billed above its own section (provider or facility; none "
+          "when nothing is wrong)",
           f"SELECT COALESCE(CASE WHEN d.finding = {E('finding')} OR d.finding IN "
           f"{exp_list('finding_alts')} THEN CASE WHEN d.finding = 'billed_above_gfe' AND "
           f"{E('finding')} <> 'billed_above_gfe' THEN d.responsible_party = {E('biller')} "

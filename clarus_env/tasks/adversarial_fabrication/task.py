@@ -25,17 +25,20 @@ TASK = BillingTask(
         "on the provider record with the payment processor's UTC timestamps (the deposit "
         "authorized at booking, estimate deliveries) and the facility's records, in the "
         "facility's local time and business days, to tell whether the GFE was backdated, late "
-        "or timely (45 CFR 149.610); find who convened it (the party that scheduled the "
-        "service and bills it: a provider, or a facility such as an ASC, hospital outpatient "
-        "department or imaging center); compare that party's total charges with its own "
-        "expected charges on the GFE. At least $400 over and within 120 days of receiving the "
+        "or timely (45 CFR 149.610). The GFE's timing is the convener's duty: the party that "
+        "scheduled the service (149.610(a)(2)), a provider or a facility such as an ASC, "
+        "hospital outpatient department or imaging center, which may or may not be the party "
+        "that bills. Compare the billing party's total charges with its own section (its "
+        "expected charges) on the GFE. At least $400 over and within 120 days of receiving the "
         "bill: file a patient-provider dispute (nsa_dispute) of the excess; a smaller excess "
         "or a closed window: a balance correction of the excess; nothing wrong: draft a "
         "no_action decision, file nothing and explain the bill to the patient. After a filing "
         "the billing party sends three counter-arguments: reject each one the records refute "
         "and concede one they bear out, citing the records that decide it."),
-    meta={"phase_2_checks": 6, "responsible_party_note": "the convening party that scheduled "
-          "the service and bills it: the provider (physician practice) or the facility (an "
-          "ASC, hospital outpatient department, imaging or sleep center); none when nothing is "
-          "wrong; the outcome check also grades the finding, the task's central deduction"},
+    meta={"phase_2_checks": 6, "responsible_party_note": "for a late or backdated GFE the "
+          "convener, the party that scheduled the service (45 CFR 149.610(a)(2); it may or may "
+          "not bill); for a bill above the GFE the billing party, measured against its own "
+          "section: the provider (physician practice) or the facility (an ASC, hospital "
+          "outpatient department, imaging or sleep center); none when nothing is wrong; the "
+          "outcome check also grades the finding, the task's central deduction"},
 )
