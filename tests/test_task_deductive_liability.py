@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import datetime as dt
 import json
 import math
 import os
@@ -1193,3 +1194,32 @@ def test_an_hdhp_shares_no_cost_before_the_deductible(train: list) -> None:
             if met < c(d.get("deductible") or acc["deductible"]) and oop != met:
                 bad.append((sc["case"]["case_id"], a["type"], acc))
     assert hdhp > 50 and not bad, bad[:5]
+
+
+def test_desk_payments_fall_in_the_practices_business_hours(train: list, ref: Any) -> None:
+    """Domain review round 4: check-in card payments were drawn at 14:00-23:00 UTC whatever
+    the practice's zone (05:32 in Hawaii). Every authorization and capture made at the desk
+    is at 08:00-17:00 in the practice's state (a capture minutes after) on the visit's own
+    date, UTC date included."""
+    from zoneinfo import ZoneInfo
+
+    from clarus_env.tasks.adversarial_fabrication.generator import TZ_BY_STATE
+    bad, states = [], set()
+    for sc in train:
+        state = ref.locality(**sc["variant"]["locality"])["state"]
+        zone = ZoneInfo(TZ_BY_STATE[state][0])
+        states.add(state)
+        arts = {a["type"]: a["data"] for a in sc["artifacts"] if not a["distractor"]}
+        days = {a["data"]["date_of_service"] for a in sc["artifacts"] if a["type"] == "eob"}
+        for t in arts["processor_log"]["transactions"]:
+            if "at check-in" not in t["description"] or t["type"] not in ("authorization",
+                                                                          "capture"):
+                continue
+            utc = dt.datetime.fromisoformat(t["timestamp"].replace("Z", "+00:00"))
+            local = utc.astimezone(zone)
+            # (a capture, or the terminal's second run, follows within two minutes)
+            if not (dt.time(8) <= local.time() < dt.time(17, 5)
+                    and local.date().isoformat() in days
+                    and t["timestamp"][:10] == local.date().isoformat()):
+                bad.append((sc["case"]["case_id"], state, t["timestamp"], local.isoformat()))
+    assert {"HI", "AK"} <= states and not bad, bad[:5]

@@ -78,6 +78,7 @@ from typing import Any
 from ...scenario import scenario_salt
 from ...splits import seeds, split_of
 from .. import common as C
+from ..adversarial_fabrication.generator import utc_offset
 from ..common import weighted_choice as _weighted
 
 TASK = "deductive_liability"
@@ -482,6 +483,19 @@ def _weekday(d: dt.date) -> dt.date:
 
 def _ts(d: dt.date, rng: random.Random, lo_h: int = 14, hi_h: int = 23) -> dt.datetime:
     return dt.datetime(d.year, d.month, d.day, rng.randrange(lo_h, hi_h), rng.randrange(60),
+                       rng.randrange(60))
+
+
+def _desk_ts(d: dt.date, state: str, rng: random.Random) -> dt.datetime:
+    """A front-desk card payment in the practice's business hours, stored in UTC.
+
+    Local 08:00 up to 17:00, but never so late that UTC has passed midnight (Hawaii's desk
+    stops at 13:00, Alaska's at 15:00 in daylight time), so the UTC date stays the visit's:
+    domain review round 4 found UTC 14:00-23:00 check-ins read 05:32-06:57 in Hawaii and
+    Alaska. Three draws, as ``_ts`` makes."""
+    off = utc_offset(state, d)
+    local_h = rng.randrange(8, min(17, 23 + off))
+    return dt.datetime(d.year, d.month, d.day, local_h - off, rng.randrange(60),
                        rng.randrange(60))
 
 
@@ -1150,7 +1164,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         return t
 
     def card_present(amount: int, date: dt.date, desc: str) -> dict[str, Any]:
-        when = _ts(date, rng)
+        when = _desk_ts(date, loc["state"], rng)
         a = txn("authorization", amount, when, desc, status="approved")
         return txn("capture", amount, when + dt.timedelta(seconds=rng.randrange(2, 40)), desc,
                    auth=a["auth_code"])
