@@ -249,15 +249,15 @@ def _learned_breaks(both: dict[str, dict[str, Any]], agents: list[str]) -> list[
 
 # The boosted trees over the leaves an agent is shown (gb_numbers, gb_dates, gb_labels,
 # gb_records; red team round 3 found them +0.23 to +0.32 above the modal share where the
-# random forests found +0.10). Measured at 898e617, test / dev:
-# - deductive_liability (splits of 792f917): gb_records finding 0.468 / 0.407 (bar 0.340),
-#   party 0.592 on test (0.580), resolution 0.512 / 0.433 (0.420); pass at most 0.188 / 0.107
-#   (cap 0.250)
-# - abductive_conflict (1a67db0): pass gb_records 0.560, gb_numbers 0.556, gb_labels 0.552 on
-#   test (cap 0.546; dev 0.560 > 0.543 at cff0ce4); fields within the bar
-# - adversarial_fabrication (7618e3b): gb_numbers resolution 0.573 on dev (0.567); test holds
+# random forests found +0.10). Measured at 01fe372 (the final splits of issue 8's fifth round:
+# deductive 5af2a46, abductive fb3aee6, adversarial b98af08), test / dev:
+# - deductive_liability: gb_records finding 0.428 / 0.440 (bar 0.340), resolution 0.460 / 0.460
+#   (0.420); gb_numbers finding 0.376 / 0.373, resolution 0.432 / 0.447; gb_labels finding 0.353
+#   on dev; pass at most 0.172 / 0.140 (cap 0.250)
+# - adversarial_fabrication: gb_records resolution 0.576 on test (bar 0.568); dev holds
+# - abductive_conflict holds since fb3aee6 (pass at most 0.532 / 0.520 against 0.546 / 0.543)
 # Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
-GB_LEAKS: set[str] = {"deductive_liability", "abductive_conflict", "adversarial_fabrication"}
+GB_LEAKS: set[str] = {"deductive_liability", "adversarial_fabrication"}
 
 
 @pytest.mark.slow
@@ -270,11 +270,10 @@ def test_boosted_shortcuts_stay_near_the_modal_share(
 
 # The note-overlap shortcut (overlap_records: shared tokens, shared number tokens and Jaccard
 # between side-by-side free texts, with the categorical leaves; red team round 3 read the
-# abductive line notes at 0.54 of test and 0.87 of dev). Measured at 898e617, test / dev:
-# - abductive_conflict: pass 0.592 on test (cap 0.546; fields 0.592, bar 0.596); dev 0.547
-#   (cap 0.543) at cff0ce4; it read 0.760 of dev on the splits before 1a67db0
-# - deductive_liability: finding 0.424 / 0.387 (bar 0.340), resolution 0.460 on dev (0.420)
-# - adversarial_fabrication holds (finding 0.324 / 0.360, pass 0.028 / 0.053).
+# abductive line notes at 0.54 of test and 0.87 of dev). Measured at 01fe372, test / dev:
+# - abductive_conflict: pass 0.580 on test (cap 0.546); dev 0.540 (cap 0.543)
+# - deductive_liability: finding 0.384 / 0.420 (bar 0.340), resolution 0.480 on dev (0.420)
+# - adversarial_fabrication holds.
 OVERLAP_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
 
 
@@ -288,17 +287,12 @@ def test_overlap_shortcut_stays_near_the_modal_share(
 
 # The word forest (rf_words: one-hot categorical leaves and the presence of every word of every
 # free text; red team round 4 read abductive's line notes at 0.612 test / 0.567 dev with five
-# hand-picked claim features and the two notes' words). Measured with the code of this commit on
-# the splits committed at 4907a3a (abductive 63e1645, adversarial 7618e3b, deductive fc2a9c1),
-# test / dev:
-# - abductive_conflict: pass 0.568 on test (cap 0.546); dev 0.520 (cap 0.543); fields: the pass
-#   figure, within the field bar (0.596 / 0.593)
-# - deductive_liability holds: finding / party / resolution 0.300 / 0.420 / 0.324 on test, 0.287 /
-#   0.380 / 0.313 on dev (bars 0.340 / 0.580 / 0.420); pass 0.104 / 0.113 (cap 0.250)
-# - adversarial_fabrication holds: 0.372 / 0.492 / 0.352 on test (bars 0.496 / 0.580 / 0.568),
-#   0.400 / 0.500 / 0.473 on dev; pass 0.040 / 0.073 (caps 0.166 / 0.183)
-# The generators are changing: the lead reconciles this set on the final splits. Strict xfail.
-WORDS_LEAKS: set[str] = {"abductive_conflict"}
+# hand-picked claim features and the two notes' words). Measured at 01fe372, test / dev:
+# - abductive_conflict: pass 0.568 on test (cap 0.546); dev 0.533 (cap 0.543)
+# - deductive_liability: finding 0.367 on dev (bar 0.340); test 0.312 / 0.400 / 0.332 holds
+# - adversarial_fabrication holds.
+# Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
+WORDS_LEAKS: set[str] = {"abductive_conflict", "deductive_liability"}
 
 
 @pytest.mark.slow
