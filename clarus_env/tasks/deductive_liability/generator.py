@@ -78,8 +78,8 @@ from typing import Any
 from ...scenario import scenario_salt
 from ...splits import seeds, split_of
 from .. import common as C
-from ..adversarial_fabrication.generator import utc_offset
 from ..common import weighted_choice as _weighted
+from ..us_calendar import utc_offset
 
 TASK = "deductive_liability"
 
