@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import threading
 from typing import Any
 
 SQLITE_CONFIG_MEMSTATUS = 9
@@ -73,6 +74,12 @@ CREATE TABLE emotions(step INTEGER, state TEXT, reason TEXT);
 """
 
 _TEMPLATE: sqlite3.Connection | None = None
+# The server resets episodes from a thread pool. Built lazily without a lock, two first resets
+# in a fresh worker could both see no template, and one could copy from a template the other is
+# still building (no tables yet: an OperationalError, a 500) — the likely cause of one 500 seen
+# when a replacement worker took over a killed one's sessions. One lock around building and
+# copying; uncontended it costs well under a microsecond of a ~30 µs reset.
+_TEMPLATE_LOCK = threading.Lock()
 
 # ``json.dumps(v, sort_keys=True)``, byte for byte, without building an encoder per call
 canonical = json.JSONEncoder(sort_keys=True).encode
@@ -87,10 +94,6 @@ PAGE_SIZE = 1024
 def new_episode_db() -> sqlite3.Connection:
     """A fresh in-memory database with the episode schema."""
     global _TEMPLATE
-    if _TEMPLATE is None:
-        _TEMPLATE = sqlite3.connect(":memory:", check_same_thread=False)
-        _TEMPLATE.execute(f"PRAGMA page_size={PAGE_SIZE}")
-        _TEMPLATE.executescript(SCHEMA)
     # room for the checks and every multi-row INSERT text in the prepared-statement cache
     db = sqlite3.connect(":memory:", check_same_thread=False, cached_statements=512)
     # the checks' DISTINCT, IN (subquery) and json_each steps build ephemeral b-trees; kept
@@ -98,7 +101,12 @@ def new_episode_db() -> sqlite3.Connection:
     # lazily) allocates ~80 KB per b-tree: a check holding 4+ of them open at once had glibc
     # return and re-fault that memory on every run (60-80 page faults, ~150 µs a check)
     db.execute("PRAGMA temp_store=MEMORY")
-    _TEMPLATE.backup(db)
+    with _TEMPLATE_LOCK:
+        if _TEMPLATE is None:
+            _TEMPLATE = sqlite3.connect(":memory:", check_same_thread=False)
+            _TEMPLATE.execute(f"PRAGMA page_size={PAGE_SIZE}")
+            _TEMPLATE.executescript(SCHEMA)
+        _TEMPLATE.backup(db)
     return db
 
 
