@@ -914,14 +914,29 @@ def test_the_claim_does_not_say_whether_the_service_was_distinct(
     assert acc <= base.most_common(1)[0][1] / len(held) + 0.10, acc
 
 
+def _therapy_interval(note: str) -> tuple[int, int, str]:
+    """A therapy note's (start, end) minute and region, from any of the three ways the notes
+    write a service's time (start-end, start and duration, duration and end)."""
+    region = note.rstrip(".").rsplit(", ", 1)[1]
+    m = re.search(r"(\d\d):(\d\d)(?:–| to )(\d\d):(\d\d)", note)
+    if m:
+        h1, m1, h2, m2 = map(int, m.groups())
+        return h1 * 60 + m1, h2 * 60 + m2, region
+    m = re.search(r"(\d\d):(\d\d) for (\d+) min|(\d+) min starting (\d\d):(\d\d)", note)
+    if m:
+        g = [int(x) for x in m.groups() if x is not None]
+        hh, mm, n = (g[0], g[1], g[2]) if m.group(1) else (g[1], g[2], g[0])
+        return hh * 60 + mm, hh * 60 + mm + n, region
+    m = re.search(r"(\d+) min(?: ending|, finished) (\d\d):(\d\d)", note)
+    assert m, note
+    n, hh, mm = map(int, m.groups())
+    return hh * 60 + mm - n, hh * 60 + mm, region
+
+
 def test_domain_fixes(dev: list[dict[str, Any]], test_split: list[dict[str, Any]]) -> None:
     """A nerve block "distinct" only on the other limb; a not-distinct therapy service lies
     wholly inside the paid one's minutes, same region; no active edit on a therapy pair
     always comes with separate minutes; a legitimate CO denial accepts provider too."""
-    # the three ways the notes write a service's clock (start, end) and then the region
-    clock = re.compile(r"(?:from )?(\d\d):(\d\d)(?:–| to )(\d\d):(\d\d) \(\d+ min\), "
-                       r"([^.]+)\.|\d+ min starting (\d\d):(\d\d), ending (\d\d):(\d\d), "
-                       r"([^.]+)\.")
     for s in dev + test_split:
         v, e = s["variant"], s["expected"]
         prov = next(a for a in s["artifacts"] if a["type"] == "provider_record")["data"]
@@ -935,12 +950,8 @@ def test_domain_fixes(dev: list[dict[str, Any]], test_split: list[dict[str, Any]
             if v["distinct_documented"] and side in notes[other]:
                 assert "wrist" not in notes[other] and "carpal" not in notes[other], notes
         if v["family"] == "therapy":
-            (p1, p2, p3, p4, r1), = ([g for g in m if g] for m in
-                                     clock.findall(notes[e["paid_code"]]))
-            (d1, d2, d3, d4, r2), = ([g for g in m if g] for m in
-                                     clock.findall(notes[e["denied_code"]]))
-            ps, pe = int(p1) * 60 + int(p2), int(p3) * 60 + int(p4)
-            ds, de = int(d1) * 60 + int(d2), int(d3) * 60 + int(d4)
+            ps, pe, r1 = _therapy_interval(notes[e["paid_code"]])
+            ds, de, r2 = _therapy_interval(notes[e["denied_code"]])
             from clarus_env.tasks.abductive_conflict import catalog
             if {e["paid_code"], e["denied_code"]} & set(catalog.SITE_DECIDED):
                 # untimed ROM/modalities: one after the other; distinct only at another site
@@ -1522,3 +1533,86 @@ def test_site_wordings_are_drawn_alike_in_every_branch(train: list[dict[str, Any
         se = math.sqrt(pooled * (1 - pooled) * (1 / k[0] + 1 / k[1]))
         assert abs(rates[0] - rates[1]) <= max(3 * se, 0.02), (w, rates)
     assert same_site > 10 and differ / same_site >= 0.3, (differ, same_site)
+
+
+def _therapy_train(train: list[dict[str, Any]]) -> tuple[list[dict[str, Any]],
+                                                          list[dict[str, Any]]]:
+    """Train's indicator-1 therapy scenarios (the clock decides the branch), cut in a fitted
+    two-thirds and a held-out third."""
+    rows = [s for s in train if s["variant"]["family"] == "therapy"
+            and s["variant"]["branch"] in ("b", "c", "a1m", "a1n")]
+    return rows[: 2 * len(rows) // 3], rows[2 * len(rows) // 3:]
+
+
+def test_therapy_minutes_follow_the_8_minute_rule(train: list[dict[str, Any]]) -> None:
+    """Each therapy line is billed at one unit: a timed service has 8-22 minutes, two timed
+    services 23-37 timed minutes together (CMS Pub. 100-04 ch. 5 §20.2); starts fall on any
+    minute and every service's minutes vary (round 5: fixed per code, 5-minute grid)."""
+    minutes: dict[str, list[int]] = collections.defaultdict(list)
+    starts = set()
+    for s in train:
+        if s["variant"]["family"] != "therapy":
+            continue
+        e = s["expected"]
+        notes = _notes(s)
+        got = {c: _therapy_interval(notes[c]) for c in (e["paid_code"], e["denied_code"])}
+        timed = [end - start for c, (start, end, _) in got.items()
+                 if c not in gen.UNTIMED_MINUTES]
+        assert all(8 <= m <= 22 for m in timed), (s["seed"], got)
+        if len(timed) == 2:
+            assert 23 <= sum(timed) <= 37, (s["seed"], got)
+        for c, (start, end, _) in got.items():
+            minutes[c].append(end - start)
+            starts.add(start % 60)
+    assert len(starts) == 60
+    # every code seen 10 times or more: at least 5 different lengths
+    assert all(len(set(v)) >= 5 for v in minutes.values() if len(v) >= 10), minutes
+
+
+def test_therapy_clock_tokens_do_not_tell_the_branch(train: list[dict[str, Any]]) -> None:
+    """Round 5's red team read the therapy branch from each note's digit runs by position
+    (trees: 1.000) and from a table of printed minute tokens (0.771-0.976): the clock was a
+    small grid with fixed durations. Fitted on two thirds of train's indicator-1 therapy
+    scenarios, a gradient-boosted model over each note's digit runs by position and a
+    minute-token lookup stay within 0.10 of the held-out third's modal share."""
+    pytest.importorskip("sklearn")
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    fit, held = _therapy_train(train)
+
+    def digits(s: dict[str, Any]) -> list[float]:
+        e = s["expected"]
+        notes = _notes(s)
+        row: list[float] = []
+        for code in (e["paid_code"], e["denied_code"]):
+            runs = [float(x) for x in re.findall(r"\d+", notes[code].split(": ", 1)[1])][:8]
+            row += runs + [-1.0] * (8 - len(runs))
+        return row
+
+    def label(s: dict[str, Any]) -> bool:
+        return bool(s["variant"]["distinct_documented"])
+
+    base = max(collections.Counter(map(label, held)).values()) / len(held)
+    model = HistGradientBoostingClassifier(max_iter=300, random_state=0)
+    model.fit([digits(s) for s in fit], [label(s) for s in fit])
+    acc = statistics.mean(bool(p) == label(s) for p, s in
+                          zip(model.predict([digits(s) for s in held]), held, strict=True))
+    print(f"digit runs by position: {acc:.3f} (held-out modal {base:.3f}, n={len(held)})")
+    assert acc <= base + 0.10, (acc, base)
+
+    def minute_key(s: dict[str, Any]) -> tuple[str, ...]:
+        notes = _notes(s)
+        e = s["expected"]
+        # every printed minute-of-hour (the MM of HH:MM) and duration, note by note
+        return tuple(tuple(re.findall(r":(\d\d)\b|\b(\d+) min", notes[c]))
+                     for c in (e["paid_code"], e["denied_code"]))
+
+    table: dict[Any, collections.Counter[bool]] = collections.defaultdict(collections.Counter)
+    for s in fit:
+        table[minute_key(s)][label(s)] += 1
+    modal = collections.Counter(map(label, fit)).most_common(1)[0][0]
+    acc = statistics.mean((table[minute_key(s)].most_common(1)[0][0]
+                           if minute_key(s) in table else modal) == label(s) for s in held)
+    print(f"minute-token lookup: {acc:.3f}")
+    assert acc <= base + 0.10, (acc, base)
+

@@ -1316,14 +1316,40 @@ def _clock(minutes: int) -> str:
     return f"{minutes // 60:02d}:{minutes % 60:02d}"
 
 
+# Untimed therapy services (evaluations, range-of-motion measurement, supervised modalities)
+# are billed once per session whatever their length; their minutes are drawn over the range a
+# therapist spends on them. Timed services (15-minute units) are drawn in ``_therapy_minutes``.
+UNTIMED_MINUTES = {"97161": (15, 30), "97162": (25, 40), "97163": (40, 60),
+                   "97164": (15, 30), "95851": (8, 20), "97012": (10, 20), "97018": (10, 20),
+                   "97022": (10, 25)}
+
+
+def _therapy_minutes(paid: str, denied: str, rng: random.Random) -> tuple[int, int]:
+    """Each service's minutes, drawn alike in every story and consistent with the one unit
+    billed on each line. CMS counts timed minutes with the 8-minute rule over the session's
+    total timed minutes (Pub. 100-04 ch. 5 §20.2): one unit is 8-22 minutes, two units are
+    23-37, three are 38-52. A timed service billed at one unit therefore has 8-22 minutes of
+    its own; two timed services billed at one unit each total 23-37 timed minutes (fewer than
+    23 supports only one unit between them, more than 37 a third). Untimed services take
+    their own range (``UNTIMED_MINUTES``). Round 5's red team read fixed per-code minutes
+    by token position; now the minutes carry no code or branch."""
+    timed = [c not in UNTIMED_MINUTES for c in (paid, denied)]
+    if all(timed):
+        pairs = [(a, b) for a in range(8, 23) for b in range(8, 23) if 23 <= a + b <= 37]
+        return rng.choice(pairs)
+    return tuple(rng.randint(*UNTIMED_MINUTES[c]) if c in UNTIMED_MINUTES  # type: ignore
+                 else rng.randint(8, 22) for c in (paid, denied))
+
+
 def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Random
                    ) -> dict[str, Any]:
     """Two therapy services in one session. Distinct: separate, non-overlapping time
     intervals. Not distinct: the shorter service was done inside the longer one's time."""
-    m1, m2 = cat.THERAPY[paid][2], cat.THERAPY[denied][2]
-    # the session's first minute, drawn alike in every story and over the whole working day,
-    # so that no clock time and no duration says by itself whether the two services overlapped
-    start = 7 * 60 + 5 * rng.randrange(132)
+    m1, m2 = _therapy_minutes(paid, denied, rng)
+    # the session's first minute, drawn alike in every story over the whole working day
+    # (07:00-17:59, any minute), so that no clock time and no duration says by itself
+    # whether the two services overlapped
+    start = 7 * 60 + rng.randrange(11 * 60)
     t1 = start
     if paid in cat.SITE_DECIDED or denied in cat.SITE_DECIDED:
         # (no active edit or indicator 0 only, see ``_contested``) distinct only at another
@@ -1336,7 +1362,7 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
             n2 = rng.choice([r for r in cat.SITE_DECIDED.get(denied, tuple(SITE_REGIONS))
                              if r != n1])
         r1, r2 = (n1, SITE_REGIONS[n1]), (n2, SITE_REGIONS[n2])
-        gap = 5 * rng.randrange(3)
+        gap = _gap(rng)
         if rng.random() < 0.5:
             t2 = t1 + m1 + gap
         else:
@@ -1359,13 +1385,19 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
 SHARED_BOUNDARY = 1 / 3
 
 
+def _gap(rng: random.Random) -> int:
+    """Minutes between two separate services: 1-45, any minute (the patient rests, changes
+    rooms, or another patient is seen in between)."""
+    return rng.randint(1, 45)
+
+
 def _therapy_clock(start: int, m1: int, m2: int, distinct: bool, rng: random.Random
                    ) -> tuple[int, int]:
-    """The two services' start minutes. Distinct: separate intervals, 0-10 minutes apart.
+    """The two services' start minutes. Distinct: separate intervals, 0-45 minutes apart.
     Not distinct: the shorter service has fewer than 8 minutes outside the longer one's time
-    (wholly inside it, or overhanging it by 5 minutes), so its own minutes cannot make a unit:
-    CMS counts a timed service's minutes once (Pub. 100-04 ch. 5 §20.2, the 8-minute rule)
-    and NCCI ch. XI allows 59/XU only for services in separate intervals.
+    (wholly inside it, or overhanging one end by 1-7 minutes), so its own minutes cannot make
+    a unit: CMS counts a timed service's minutes once (Pub. 100-04 ch. 5 §20.2, the 8-minute
+    rule) and NCCI ch. XI allows 59/XU only for services in separate intervals.
 
     Whether the two printed intervals share a clock time is drawn first, at the same rate
     (``SHARED_BOUNDARY``) in both stories and only for services of unequal length, so the
@@ -1375,17 +1407,24 @@ def _therapy_clock(start: int, m1: int, m2: int, distinct: bool, rng: random.Ran
     long_first = m1 >= m2
     lo, sh = (m1, m2) if long_first else (m2, m1)
     if distinct:
-        gap = 0 if share else 5 * rng.randrange(1, 3)
+        gap = 0 if share else _gap(rng)
         if rng.random() < 0.5:
             return start, start + m1 + gap
         return start + m2 + gap, start
     if share:  # wholly inside, flush with the start or the end
         offset = rng.choice((0, lo - sh))
-    else:  # wholly inside off both ends, or overhanging one end by 5 minutes
-        offset = rng.choice([o for o in range(-5, lo - sh + 10, 5)
-                             if o not in (0, lo - sh)])
+    else:  # wholly inside off both ends, or overhanging one end by 1-7 minutes
+        offset = rng.choice([o for o in range(-7, lo - sh + 8) if o not in (0, lo - sh)])
     t_long, t_short = start + max(0, -offset), start + max(0, offset)
     return (t_long, t_short) if long_first else (t_short, t_long)
+
+
+# the three ways therapists write a service's time, each drawn per note: start and end,
+# start and duration, duration and end (round 5's red team read a fixed token position as
+# the same quantity in every note)
+INTERVAL_FORMS = (("{a}–{b}", "from {a} to {b}"),
+                  ("{a} for {m} min", "{m} min starting {a}"),
+                  ("{m} min ending {b}", "{m} min, finished {b}"))
 
 
 def _shared_sites(a: str, b: str) -> list[str]:
@@ -1405,8 +1444,7 @@ def _therapy_notes(paid: str, denied: str, one: tuple[int, int, tuple[str, str]]
     notes, lines = {}, {}
     for code, t, m, region in ((paid, t1, m1, r1), (denied, t2, m2, r2)):
         # therapists write the clock in more than one way, each line drawn on its own
-        clock = rng.choice(("{a}–{b} ({m} min)", "from {a} to {b} ({m} min)",
-                            "{m} min starting {a}, ending {b}"))
+        clock = rng.choice(rng.choice(INTERVAL_FORMS))
         when = clock.format(a=_clock(t), b=_clock(t + m), m=m)
         notes[code] = (f"{cat.THERAPY[code][1][0].upper()}{cat.THERAPY[code][1][1:]}, "
                        f"{when}, {region[0]}.")

@@ -35,9 +35,14 @@ NCCI_MODIFIERS = {"25", "57", "58", "59", "78", "79", "91", "XE", "XS", "XP", "X
                   "F9", "TA", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "LC", "LD",
                   "LM", "RC", "RI", "24", "27"}
 LINE_NOTE = re.compile(r"^Line (\d+) \(([0-9A-Z]{5})\): (.*)$")
-# a service's interval: its first two clock times, however the therapist wrote them
-# ("08:10–08:25", "from 08:10 to 08:25", "15 min starting 08:10, ending 08:25")
+# a service's interval, however the therapist wrote it: two clock times ("08:10–08:25",
+# "from 08:10 to 08:25"), or one clock time and a duration, the clock time being the end
+# when a word such as "ending" or "finished" comes just before it ("08:10 for 15 min",
+# "15 min starting 08:10", "15 min ending 08:25")
 INTERVAL = re.compile(r"\b(\d{1,2}):(\d{2})\b\D{1,30}?\b(\d{1,2}):(\d{2})\b")
+CLOCK = re.compile(r"(\w+)?\W*\b(\d{1,2}):(\d{2})\b")
+DURATION = re.compile(r"\b(\d+) min\b")
+END_WORDS = frozenset(("ending", "ended", "finished", "until", "to", "till"))
 ANATOMY = frozenset((
     "left", "right", "upper", "lower", "mid", "back", "shoulder", "arm", "forearm", "thigh",
     "leg", "knee", "hip", "ankle", "foot", "toe", "finger", "hand", "wrist", "thumb", "elbow",
@@ -73,7 +78,14 @@ MANAGED = ("prescribed", "started", "increased", "referral", "arranged")
 
 
 def _intervals(text: str) -> list[tuple[int, int]]:
-    return [(int(a) * 60 + int(b), int(c) * 60 + int(d)) for a, b, c, d in INTERVAL.findall(text)]
+    both = [(int(a) * 60 + int(b), int(c) * 60 + int(d))
+            for a, b, c, d in INTERVAL.findall(text)]
+    clocks, minutes = CLOCK.findall(text), DURATION.findall(text)
+    if both or len(clocks) != 1 or not minutes:
+        return both
+    word, hh, mm = clocks[0]
+    at, length = int(hh) * 60 + int(mm), int(minutes[0])
+    return [(at - length, at)] if word.lower() in END_WORDS else [(at, at + length)]
 
 
 # a side written as a clinician's initial ("R knee")
