@@ -979,6 +979,73 @@ def _side_form(site: str, spelled: bool) -> str:
     if spelled:
         return site
     return re.sub(r"\b(right|left) (?=[a-z])", lambda m: m[1][0].upper() + " ", site)
+# what a note records about the other side, by the kind of site treated: a comparison exam
+# of the contralateral structure, a history item there, or hand dominance ({s}: the other
+# side, written as the note writes its own side; {part}: the site's body part)
+CONTRALATERAL: dict[str, tuple[str, ...]] = {
+    "skin": ("No similar lesions on the {s} {part}.", "History: lesion removed from the {s} "
+             "{part} in 2023, benign."),
+    "wound": ("{S} {part} intact.", "History: prior laceration of the {s} {part}, healed."),
+    "face": ("{S} {part} without lesions.", "History: {s} {part} lesion treated in 2024."),
+    "major_joint": ("{S} {part} examined for comparison: no effusion, full motion.",
+                    "History: {s} {part} injection in 2024 with good relief."),
+    "mid_joint": ("{S}-hand dominant.", "{S} {part} nontender, full motion."),
+    "small_joint": ("{S}-hand dominant.", "History: {s} thumb CMC injection in 2024."),
+    "tendon_sheath": ("{S}-hand dominant.", "{S} thumb triggers on occasion, not treated."),
+    "tendon_origin": ("{S}-hand dominant.", "{S} {part} nontender."),
+    "carpal": ("{S}-hand dominant.", "{S} hand without numbness."),
+    "nerve": ("{S}-hand dominant.", "{S} hand without numbness."),
+    "ear": ("{S} ear canal clear, eardrum intact.", "History: {s} ear wax removal in 2025."),
+    "toe": ("{S} foot nails without thickening.", "History: {s} great toe nail avulsion in "
+            "2024."),
+    "muscle": ("{S} shoulder girdle without trigger points.", "History: {s} shoulder "
+               "strain in 2024, resolved."),
+}
+SIDE_WORD = re.compile(r"\b(right|left|R|L)\b")
+# the body part each site kind's comparison names when the site itself names none
+PART_BY_KIND = {"mid_joint": "wrist", "tendon_origin": "elbow", "muscle": "shoulder"}
+
+
+def _note_side(note: str) -> str:
+    """The first side a note names ("right"/"left"), or ""."""
+    m = SIDE_WORD.search(note)
+    return "" if m is None else {"R": "right", "L": "left"}.get(m[1], m[1])
+
+
+def _contralateral(notes: dict[str, str], kinds: dict[str, str], spelled: dict[str, bool],
+                   rng: random.Random) -> None:
+    """Append to one or both sided notes (each a third of the time, both a third) a remark
+    about the other side: a comparison exam, a history item or hand dominance. Drawn alike in
+    every story, so that a right-word and a left-word occur together in the two notes of every
+    story with a side, whether the two services were at one site or on both sides (round 5's
+    red team: "both sides are mentioned" occurred only in distinct stories). Only the
+    procedure sentence says where the service was done."""
+    sided = [c for c in notes if _note_side(notes[c])]
+    if not sided:
+        return
+    pick = rng.randrange(3)
+    chosen = sided if len(sided) == 1 else (
+        [sided[0]] if pick == 0 else [sided[1]] if pick == 1 else sided)
+    for code in chosen:
+        side = _note_side(notes[code])
+        other = "left" if side == "right" else "right"
+        word = other if spelled.get(code, True) else other[0].upper()
+        kind = kinds[code]
+        part = PART_BY_KIND.get(kind, "")
+        if not part:
+            m = re.search(r"\b(?:right|left|R|L) ([a-z]+(?: [a-z]+)?)", notes[code])
+            part = m[1] if m else "side"
+            part = next((k for k in ("knee", "shoulder", "wrist", "ear", "forearm",
+                                     "upper arm", "thigh", "lower leg", "cheek", "eyebrow",
+                                     "hand", "foot") if re.search(rf"\b{k}\b", part)), part)
+            if kind in ("skin", "wound", "face") and part in ("of midline", "paraspinal area",
+                                                               "side"):
+                part = "side of the back"
+        text = rng.choice(CONTRALATERAL[kind]).format(s=word, S=word[0].upper() + word[1:],
+                                                     part=part)
+        notes[code] = f"{notes[code]} {text}"
+
+
 # services whose lay words name one joint though the code covers several joints
 SITE_NAMED_LAY = frozenset(("20610", "20605"))
 PRE_PROCEDURE = ("focused history and exam of that problem, prior treatment reviewed, options "
@@ -1254,6 +1321,7 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
                                 size=meas[code].get("size", ""), n=n)
         notes[code] = text[0].upper() + text[1:] + "."
         lines[code] = {"dx": d, "mods": []}
+    _contralateral(notes, {c: p[c].kind for c in order}, spelled, rng)
     for code in (paid, denied):
         lines[code]["ptr"] = [dx.ptr(lines[code]["dx"])]
     if not distinct and listed_dx:

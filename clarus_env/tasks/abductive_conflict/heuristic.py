@@ -120,7 +120,9 @@ def documented_distinct(provider: dict[str, Any]) -> bool | None:
         # of thumb: it takes an entry carried forward from an earlier visit, with its old
         # date, for one managed today)
         return any(w in notes[em[0]].lower() for w in MANAGED)
-    return _anatomy(notes[a]) != _anatomy(notes[b])
+    # where the service was done: the note's first sentence (what follows may remark on
+    # the other side: a comparison exam, a history item, hand dominance)
+    return _anatomy(notes[a].split(". ")[0]) != _anatomy(notes[b].split(". ")[0])
 
 
 class HeuristicAgent:
