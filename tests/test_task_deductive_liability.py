@@ -1193,7 +1193,7 @@ def test_an_hdhp_shares_no_cost_before_the_deductible(train: list) -> None:
             met, oop = c(acc["deductible_met_ytd"]), c(acc["oop_met_ytd"])
             if met < c(d.get("deductible") or acc["deductible"]) and oop != met:
                 bad.append((sc["case"]["case_id"], a["type"], acc))
-    assert hdhp > 50 and not bad, bad[:5]
+    assert hdhp > 20 and not bad, bad[:5]  # HDHPs are ~2.5% of train since round 6
 
 
 def test_desk_payments_fall_in_the_practices_business_hours(train: list, ref: Any) -> None:
@@ -1217,9 +1217,42 @@ def test_desk_payments_fall_in_the_practices_business_hours(train: list, ref: An
                 continue
             utc = dt.datetime.fromisoformat(t["timestamp"].replace("Z", "+00:00"))
             local = utc.astimezone(zone)
-            # (a capture, or the terminal's second run, follows within two minutes)
+            # (a capture, or the terminal's second run, follows within two minutes; round 6:
+            # visits of the previous plan year have no EOB here, only their desk payments)
             if not (dt.time(8) <= local.time() < dt.time(17, 5)
-                    and local.date().isoformat() in days
+                    and (local.date().isoformat() in days or local.date().year == 2025)
                     and t["timestamp"][:10] == local.date().isoformat()):
                 bad.append((sc["case"]["case_id"], state, t["timestamp"], local.isoformat()))
     assert {"HI", "AK"} <= states and not bad, bad[:5]
+
+
+def _branch_means_agree(rows: list[tuple[str, float]]) -> list[tuple[str, float, float]]:
+    """Each finding's mean against the mean of every other finding: the branches whose gap
+    exceeds three standard errors (Welch)."""
+    from statistics import mean, pvariance
+    out = []
+    for f in sorted({k for k, _ in rows}):
+        a = [v for k, v in rows if k == f]
+        b = [v for k, v in rows if k != f]
+        se = (pvariance(a) / len(a) + pvariance(b) / len(b)) ** 0.5
+        if abs(mean(a) - mean(b)) > 3 * max(se, 1e-9):
+            out.append((f, round(mean(a), 3), round(mean(b), 3)))
+    return out
+
+
+def test_card_log_counts_say_nothing_about_the_branch(train: list) -> None:
+    """Issue 8, round 6 (red team round 5: the number of "Copay at check-in" transactions
+    read duplicate_charge at AUC 0.96, the log's length at 0.82): per finding, the mean
+    number of check-in copay transactions, of captures and of log rows are within three
+    standard errors of the other findings' mean; only the double capture's timing and
+    authorizations tell it."""
+    counts: dict[str, list[tuple[str, float]]] = {"copay": [], "capture": [], "rows": []}
+    for sc in train:
+        f = sc["expected"]["finding"]
+        arts = {a["type"]: a["data"] for a in sc["artifacts"] if not a["distractor"]}
+        txns = arts["processor_log"]["transactions"]
+        counts["copay"].append((f, sum("Copay at check-in" in t["description"] for t in txns)))
+        counts["capture"].append((f, sum(t["type"] == "capture" for t in txns)))
+        counts["rows"].append((f, len(txns)))
+    bad = {k: _branch_means_agree(v) for k, v in counts.items()}
+    assert not any(bad.values()), bad

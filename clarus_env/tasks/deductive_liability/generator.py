@@ -418,6 +418,14 @@ def _open_draw(rng: random.Random) -> int:
 PAY_STATES: tuple[tuple[str, int], ...] = (("none", 3), ("full", 2), ("part", 5))
 # the deductible dollars (beyond a copay that counts toward it and $1) by which an insurer's
 # stale total lags the plan of record: a claim processed elsewhere, $1 to this many
+# the card log's check-in copays per copay-plan account: 3-5 visits in every branch (issue 8,
+# round 6), those beyond the branch's own from the previous plan year; and the share of logs
+# with a declined or voided first swipe at the desk
+COPAY_VISITS = (3, 6)
+EARLIER_FROM = dt.date(2025, 2, 3)
+EARLIER_SPAN = 300
+DESK_NOISE = 0.6
+HDHP_REDRAW = 0.9
 STALE_LAG_MAX = 150
 # the deductible before the claim, where the member is far from the OOP maximum (every branch)
 DED_STATES: tuple[tuple[str, int], ...] = (("met", 2), ("partial", 6), ("not_met", 2))
@@ -578,8 +586,15 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             return p["deductible"] > 0 and (not close or _copay_fill(p))
         return True
 
+    # the two check-in errors need a copay plan; an HSA-qualified HDHP (no copays) is drawn
+    # at a few percent in the other branches (issue 8, round 6: at 1 in 5 a plan without
+    # copays, and so a card log without check-in copays, ruled both errors out for a fifth
+    # of the other branches)
     for _ in range(200):
-        plan = _draw_plan(rng, rng.choice(cache["plans"]))
+        tpl = rng.choice(cache["plans"])
+        if "hdhp" in tpl["plan_id"] and rng.random() < HDHP_REDRAW:
+            continue
+        plan = _draw_plan(rng, tpl)
         if plan_ok(plan):
             break
     else:  # pragma: no cover - every metal level has copays a $10+ visit clears
@@ -1163,11 +1178,44 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         txns.append(t)
         return t
 
+    # issue 8, round 6 (red team round 5: the number of "Copay at check-in" transactions read
+    # duplicate_charge at AUC 0.96, the log's length at 0.82): a copay plan's log holds the
+    # check-in copays of 3-5 visits in every branch - this visit's and the older visit's, the
+    # terminal's second capture where that is the error, and the rest from visits in the
+    # previous plan year (outside the ledger's export and the plan's accumulators), so the
+    # count is drawn after the branch's own captures; only two settled captures on one auth
+    # each, seconds apart, tell the double charge. In every branch alike (60%) one desk swipe
+    # also left a non-charge event: a declined first swipe, or a duplicate authorization the
+    # desk voided before capture (neither moves money, DOMAIN.md: only settled captures do)
+    desk_noise = rng.choice(("declined", "voided")) if rng.random() < DESK_NOISE else None
+    desk_events: list[int] = []  # which card_present call carries it, drawn below
+
     def card_present(amount: int, date: dt.date, desc: str) -> dict[str, Any]:
         when = _desk_ts(date, loc["state"], rng)
+        desk_events.append(len(desk_events))
+        if desk_noise is not None and len(desk_events) - 1 == noisy_event:
+            first_swipe, when = when, when + dt.timedelta(seconds=rng.randrange(20, 120))
+            if desk_noise == "declined":
+                txn("authorization", amount, first_swipe, desc, status="declined")
+            else:
+                v = txn("authorization", amount, first_swipe, desc, status="approved")
+                txn("void", amount, first_swipe + dt.timedelta(seconds=rng.randrange(5, 15)),
+                    "Void of duplicate submission", status="approved",
+                    original=v["transaction_id"])
         a = txn("authorization", amount, when, desc, status="approved")
         return txn("capture", amount, when + dt.timedelta(seconds=rng.randrange(2, 40)), desc,
                    auth=a["auth_code"])
+
+    own_copays = (bool(older_cs["copay"]) + bool(checkin)
+                  + (duplicate_of == "checkin_copay"))
+    earlier_visits = max(rng.randrange(*COPAY_VISITS) - own_copays, 0) if has_copay else 0
+    n_desk = (bool(older_cs["copay"]) + bool(checkin) + earlier_visits)
+    noisy_event = rng.randrange(n_desk) if n_desk else -1
+    last_year: set[dt.date] = set()
+    while len(last_year) < earlier_visits:
+        last_year.add(_weekday(EARLIER_FROM + dt.timedelta(days=rng.randrange(EARLIER_SPAN))))
+    for day in sorted(last_year):
+        card_present(visit_copay, day, "Copay at check-in")
 
     # older claim: paid in full (copay at check-in, or the statement online)
     if older_cs["copay"]:
