@@ -426,6 +426,8 @@ EARLIER_FROM = dt.date(2025, 2, 3)
 EARLIER_SPAN = 300
 DESK_NOISE = 0.6
 HDHP_REDRAW = 0.9
+DESK_STYLE = 0.5
+DESK_LABEL = "Patient payment - front desk"
 STALE_LAG_MAX = 150
 # the deductible before the claim, where the member is far from the OOP maximum (every branch)
 DED_STATES: tuple[tuple[str, int], ...] = (("met", 2), ("partial", 6), ("not_met", 2))
@@ -1305,9 +1307,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             if dup is ln:
                 post(date, "charge", f"{ln['hcpcs']} {_desc(ref, ln['hcpcs'])}", ln["billed"],
                      f"{cid} line {ln['line']}")
-        if copay_txn is not None:
-            post(date, "patient_payment", "Copay collected at check-in",
-                 _c(copay_txn["amount"]), copay_txn["transaction_id"])
+        if copay_txn is not None and date in desk_items:
+            folded[date] = copay_txn  # posted with the item bought at that check-in, below
+        elif copay_txn is not None:
+            post(date, "patient_payment", DESK_LABEL if desk_style else
+                 "Copay collected at check-in", _c(copay_txn["amount"]),
+                 copay_txn["transaction_id"])
         if reposted is not None and cid == claim_id and not rebilled:
             # a charge entered twice at posting and reversed by the biller: not an error
             post(date, "charge", f"{reposted['hcpcs']} {_desc(ref, reposted['hcpcs'])}",
@@ -1336,6 +1341,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     # the ledger export covers the plan year, or (any branch) only recent activity
     older_on_ledger = rng.random() < 0.7
+    # issue 8, round 6 (red team round 5: the count of "Copay collected" ledger lines read
+    # copay_not_credited): half the practices' systems post every front-desk card payment
+    # as "Patient payment - front desk", one line per check-in - a copay and a self-pay item
+    # paid at the same desk visit post as one line citing both card transactions - so the
+    # number of copay lines says nothing; only matching the processor log's captures against
+    # the ledger's references finds a copay never credited (any branch; the practice's style)
+    # (its own stream, so the round-5 draws of every other record stay as they were)
+    desk_style = random.Random(f"{TASK}-desk-style-{seed}").random() < DESK_STYLE
+    desk_items = {day for day, _, _, _ in retail
+                  if desk_style and (day >= dos or older_on_ledger)}
+    folded: dict[dt.date, dict[str, Any]] = {}
     if prior_bal:  # the export opens with the balance brought forward from before it
         start = older_dos if older_on_ledger else dos
         # an export of recent activity opens after every payment it leaves out: a payment
@@ -1374,8 +1390,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             continue
         post(day, "charge", f"{item} (self-pay, not billed to insurance)", _c(rtx["amount"]),
              rref)
-        post(day, "patient_payment", f"{item} paid at check-in", _c(rtx["amount"]),
-             rtx["transaction_id"])
+        if desk_style:
+            with_copay = [folded[day]] if day in folded else []
+            post(day, "patient_payment", DESK_LABEL,
+                 sum(_c(t["amount"]) for t in [*with_copay, rtx]),
+                 "; ".join(t["transaction_id"] for t in [*with_copay, rtx]))
+        else:
+            post(day, "patient_payment", f"{item} paid at check-in", _c(rtx["amount"]),
+                 rtx["transaction_id"])
     for t in stmt_txns:
         post(dt.date.fromisoformat(t["timestamp"][:10]), "patient_payment",
              "Patient payment - online portal", _c(t["amount"]), t["transaction_id"])

@@ -276,7 +276,9 @@ class HeuristicAgent:
             written_off = sum(_cents(e.get("amount", "0")) for e in entries
                               if e.get("type") == "adjustment"
                               and "reversal" not in str(e.get("description", "")).lower())
-            posted = {str(e.get("reference")) for e in ledger.get("entries", [])}
+            # a front-desk line may cite several card transactions ("TXN-a; TXN-b")
+            posted = {ref.strip() for e in ledger.get("entries", [])
+                      for ref in str(e.get("reference")).split(";")}
             uncredited = [t for t in self._payments(log or {})
                           if str(t.get("timestamp", ""))[:10] == dos
                           and t.get("transaction_id") not in posted]
