@@ -29,6 +29,10 @@ TZ_BY_STATE: dict[str, tuple[str, int, bool]] = {
     **{s: _ZONES["pacific"] for s in ("CA", "NV", "OR", "WA")},
     "AK": ("America/Anchorage", -9, True), "HI": ("Pacific/Honolulu", -10, False),
     "PR": ("America/Puerto_Rico", -4, False), "VI": ("America/St_Thomas", -4, False),
+    # Guam (Chamorro Standard Time, no daylight time): a "State" under the PHS Act
+    # (42 U.S.C. 300gg-91(d)(14)), so 45 CFR 149.610 applies; Medicare prices it in the
+    # "HAWAII, GUAM" locality (MAC 01212, locality 01)
+    "GU": ("Pacific/Guam", 10, False),
 }
 
 

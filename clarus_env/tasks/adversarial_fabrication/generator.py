@@ -129,8 +129,17 @@ from ..us_calendar import (
 # alone, the lead alone and the calendar lag alone each answer little (measured on 2,400
 # fresh seeds: finding +0.06 from the lead, +0.08 from the UTC-day lag table, +0.08 from
 # the red team's weekday/holiday/hour forest); only the offset against the lead's rule does.
-RULE_3_TIMELY = 0.9
-RULE_3_LATE = 0.35
+# Issue 8, round 6 (red team round 5, pattern B): at 0.9 / 0.35 the lead printed in the
+# provider record alone (service date - stated booking <= 13 days: the 1-day rule) marked a
+# late or backdated GFE in 90% of scenarios. The shares are now close (0.75 / 0.5) and the
+# deliveries packed at the deadline from both sides (a timely GFE on its deadline day 80% of
+# the time, a late one on the first business day after it 90%; weekends and holidays now and
+# then, OFF_DAY_SEND): on 4,000 fresh seeds the lead table reads the finding +0.00 above the
+# modal share, the UTC-day lag +0.04, the (booking weekday, lag) table +0.02. Spreading the
+# offsets (a timely GFE on any day up to its deadline, a late one up to three days past it, as
+# the red team proposed) was tried: it moved the lag table to +0.07 and lead + lag to +0.17.
+RULE_3_TIMELY = 0.75
+RULE_3_LATE = 0.5
 # some bookings fall on or just before a federal holiday (in every branch alike): the
 # business days of the deadline skip it
 NEAR_HOLIDAY = 0.35
@@ -144,16 +153,31 @@ OPEN_LAST_WEEK = 0.35
 # never more than MAX_LAG_DAYS calendar days after the booking and never on the booking day;
 # either goes out on a weekend or holiday now and then (OFF_DAY_SEND); the printed date is the
 # delivery day (SENT_ON_PRINTED_DATE), else the booking day or a day between, in every branch.
-TIMELY_ON_DEADLINE = 0.6
+TIMELY_ON_DEADLINE = 0.8
 TIMELY_DAY_BEFORE = 0.95
-LATE_SECOND_DAY = 0.3
+LATE_SECOND_DAY = 0.1
+LATE_THIRD_DAY = 0.0
 MAX_LAG_DAYS = 6
-OFF_DAY_SEND = 0.16
-SENT_ON_PRINTED_DATE = 0.3
-# a backdated story's booking one business day before its printed date (1-day rule), see
-# ``generate``; a backdated GFE's booking is in the evening this often (others: 60%)
-STORY_EARLIER_BOOKING = 0.46
-BACKDATED_EVENING = 0.3
+OFF_DAY_SEND = 0.3
+SENT_ON_PRINTED_DATE = 0.2
+PRINTED_AT_BOOKING_BELOW = 0.9  # else the booking day (below this) or a day between
+# Bookings (and deliveries) in the evening, late enough that the UTC date is the next day: one
+# rate in every branch (issue 8, round 6: a lower rate after a backdated GFE was itself a cue -
+# a booking at UTC hour 0-3 was backdated in 13% of scenarios against 40% in the others).
+EVENING = 0.5
+# Facilities in Hawaii (UTC-10), Alaska (UTC-9/-8) and Guam (UTC+10) drawn this often (each
+# is in one Medicare locality of ~110, so about 1% by the locality draw alone). Hawaii's and
+# Alaska's evenings begin on the next UTC date from 14:00-16:00 local, so a booking's UTC hour
+# 0-9 is an evening there and the small hours on the mainland; Guam's mornings (before 10:00)
+# are still on the previous UTC date. With the UTC date of a booking after, on or before its
+# local date in every branch, a backdated story's stated booking (one local day before the
+# real one) is two, one or no UTC days before the authorization's date, as an honest one is
+# one, none or one after: the printed dates' difference alone hardly tells them apart
+# (issue 8, round 6, pattern A). All three are States under the PHS Act (42 U.S.C.
+# 300gg-91(d)(14)), so 45 CFR 149.610 applies; Guam is priced in Medicare's "HAWAII, GUAM"
+# locality (MAC 01212, locality 01).
+FAR_WEST = 0.25
+FAR_WEST_STATES = ("HI", "AK", "GU")
 THRESHOLD_CENTS = 40_000  # 45 CFR 149.620: at least $400 above the GFE's expected charges
 PPDR_DAYS = 120  # calendar days from receipt of the initial bill
 PPDR_FEE = "25.00"
@@ -566,6 +590,31 @@ def _window_pools(cands: list[tuple[int, tuple[int | None, int]]]
             for w, (lo, hi) in EXCESS_WINDOWS.items()}
 
 
+def _pick_locality(rng: random.Random, ref: Any) -> dict[str, Any]:
+    """A real Medicare locality, in Hawaii or Alaska in a FAR_WEST share of draws (their
+    evenings begin on the next UTC date at 14:00-16:00 local; see FAR_WEST)."""
+    if rng.random() < FAR_WEST:
+        far = _far_west(ref)
+        if far:
+            return rng.choice(far)
+    return pick_locality(rng, ref)
+
+
+_FAR: dict[int, list[dict[str, Any]]] = {}
+
+
+def _far_west(ref: Any) -> list[dict[str, Any]]:
+    """The Hawaii, Alaska and Guam localities, one state each (Guam is in Hawaii's locality)."""
+    key = id(ref)
+    if key not in _FAR:
+        rows = sorted(ref.localities(), key=lambda r: (r["mac"], r["locality"]))
+        far = [r for r in rows if r["state"] in FAR_WEST_STATES]
+        far += [{**r, "state": "GU"} for r in rows
+                if r["state"] == "HI" and "GUAM" in str(r["locality_name"]).upper()]
+        _FAR[key] = far
+    return _FAR[key]
+
+
 def _deposit(rng: random.Random, own_cents: int) -> int:
     """A flat scheduling deposit in cents, at most half the party's own expected charges
     (the smallest one when even that is more)."""
@@ -615,7 +664,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # a practice and a facility on one GFE, where who scheduled decides
         if setting in SINGLE_PARTY_SETTINGS and rng.random() >= SINGLE_PARTY_KEEP:
             continue
-        loc = pick_locality(rng, ref)
+        loc = _pick_locality(rng, ref)
         pos, pos_desc, facility_type = SETTINGS[setting]
         pro_facility = setting in ("asc", "hopd")  # MPFS facility-setting professional fee
         fac_priced = convener == "facility" and setting in ("asc", "hopd")
@@ -776,7 +825,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         weekend or holiday — before the deadline, or right after it — so neither the weekday
         of the delivery nor its calendar lag alone says which side of the deadline it is."""
         if late:
-            k = rule_bd + (2 if rng.random() < LATE_SECOND_DAY else 1)
+            r = rng.random()
+            k = rule_bd + (3 if r < LATE_THIRD_DAY else 2 if r < LATE_THIRD_DAY + LATE_SECOND_DAY
+                           else 1)
             day = add_business_days(sched, k)
             if (day - sched).days > MAX_LAG_DAYS:
                 day = add_business_days(sched, rule_bd + 1)
@@ -800,7 +851,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         r = rng.random()
         if r < SENT_ON_PRINTED_DATE:
             return delivered
-        if r < 0.85:
+        if r < PRINTED_AT_BOOKING_BELOW:
             return sched
         return _date_between(rng, sched, delivered)
 
@@ -819,21 +870,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # too. Only one local day before the booking: the printed date against the booking's
         # local date, not a week-long gap, tells the branch.
         gfe_date = sched - dt.timedelta(days=1)
-        if rule_bd == 1:
-            # a story printed on a weekend or holiday can only have been booked that day (or
-            # just before) under the 1-day rule, else its deadline would precede it; the
-            # other stories are told with the booking a business day earlier often enough
-            # that over all stories the gap shares stay a timely GFE's (about 66% / 34%)
-            gap = int(is_business_day(gfe_date) and rng.random() < STORY_EARLIER_BOOKING)
-        else:
-            gap = _business_days_between(sched, printed_day(delivery_day(False)))
+        # The story: booked on the printed GFE date and the GFE handed over that same day
+        # (issue 8, round 6, pattern A: a story booking a business day or more before the
+        # printed date put the stated booking two or three days before the deposit
+        # authorization's UTC date, a gap no honest record shows; now the stated booking is
+        # exactly one local day before the real one, as close as a false booking can be).
         provider_scheduled_on = gfe_date
-        while _business_days_between(provider_scheduled_on, gfe_date) < gap:
-            provider_scheduled_on -= dt.timedelta(days=1)
-        # a printed date on a weekend or holiday reads as on time only from a booking whose
-        # deadline is not before it
-        while add_business_days(provider_scheduled_on, rule_bd) < gfe_date:
-            provider_scheduled_on += dt.timedelta(days=1)
         story_lead = _business_days_between(provider_scheduled_on, dos)
         assert story_lead != 10 and (story_lead >= 10) == (rule_bd == 3), story_lead
         assert gfe_date < sched <= gfe_deadline < delivered < dos
@@ -843,18 +885,16 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # next calendar day) or the small hours (an overnight batch / a night-owl booking: the UTC
     # hour is low although the local date is the same) — so neither the UTC date nor the UTC
     # hour gives the local date; only the facility's zone and daylight period do.
-    # A backdated GFE's booking is an evening one less often (BACKDATED_EVENING): its printed
-    # date is the booking's local date minus one, so after an evening booking it reads two
-    # days before the booking's UTC date, a gap no other GFE shows (issue 8, round 4: at the
-    # common evening share 60% of backdated GFEs showed it); at this share a UTC-day reading
-    # finds few, and the booking's hour alone does not pick them out either.
-    sched_min = _minute_of_day(rng, state, sched, None, hi=23 * 60 + 30,
-                               evening=BACKDATED_EVENING if timing == "dated_before_scheduling"
-                               else 0.6)
+    # One evening rate in every branch (EVENING). A backdated GFE's stated booking is one local
+    # day before the real one, so after an evening booking it reads two days before the
+    # booking's UTC date; Hawaii's and Alaska's evenings (FAR_WEST) and the mainland's small
+    # hours share the low UTC hours, so the hour alone does not say which reading applies.
+    sched_min = _minute_of_day(rng, state, sched, None, hi=23 * 60 + 30, evening=EVENING)
     sched_sec = rng.randrange(60)
     utc_flip = utc_stamp(state, sched, sched_min, sched_sec)[:10] != iso(sched)
     same_day = delivered == sched
-    deliv_min = _minute_of_day(rng, state, delivered, sched_min if same_day else None)
+    deliv_min = _minute_of_day(rng, state, delivered, sched_min if same_day else None,
+                               evening=EVENING)
     deliv_stamp = utc_stamp(state, delivered, deliv_min, rng.randrange(60))
     sched_stamp = utc_stamp(state, sched, sched_min, sched_sec)
 
