@@ -1049,7 +1049,11 @@ def test_the_practice_name_fits_its_specialty(fresh: list[dict[str, Any]]) -> No
     for s in fresh:
         prov = next(a for a in s["artifacts"] if a["type"] == "provider_record")["data"]
         name, specialty = prov["provider"]["name"], prov["provider"]["specialty"]
-        assert name in gen.PRACTICE_NAMES[specialty], (name, specialty)
+        if s["variant"]["family"] == "em":  # a place word and a kind of practice
+            kinds = gen.URGENT_KINDS if specialty == "urgent care" else gen.FAMILY_KINDS
+            assert any(name == f"{p} {k}" for p in gen.PLACES for k in kinds), name
+        else:
+            assert name in gen.PRACTICE_NAMES[specialty], (name, specialty)
         named = {spec for word, spec in words.items() if word in name}
         assert named <= {specialty}, (name, specialty)
 
@@ -1278,7 +1282,8 @@ def _stamp(s: dict[str, Any]) -> tuple[bool, bool, bool, str, str | None]:
     last = name.split(", ")[0] if "(" in name else name.split(", ")[0].split(". ")[-1]
     today = f"{m[3]}-{m[1]}-{m[2]}" == provider["date_of_service"]
     mine = last == rendering.split(", ")[0].split(" ", 1)[1]
-    here = m[5] == gen.practice_short(provider["provider"]["name"])
+    # at one of the billing group's offices (listed in the provider record)
+    here = m[5] in {gen.practice_short(o) for o in provider["provider"]["offices"]}
     return today, mine, here, m[4], m[6]
 
 
@@ -1309,7 +1314,7 @@ def test_same_day_other_assessor_is_another_practice(dev: list[dict[str, Any]],
                                                       test_split: list[dict[str, Any]]
                                                       ) -> None:
     """A not-distinct visit whose other problem was assessed on the date of service names
-    another practice (another clinician's, or the rendering clinician's shift there), whose
+    another practice (another clinician's), whose
     plan today's note only records (AMA 2021: a notation of another professional's
     management is not a problem addressed). A same-day entry by a colleague of this group
     would be this group's E/M (Pub. 100-04 ch. 12 30.6.5: one physician), and the key would
@@ -1324,7 +1329,10 @@ def test_same_day_other_assessor_is_another_practice(dev: list[dict[str, Any]],
             kinds[mine] += 1
         else:
             assert mine and here, s["seed"]  # carried forward from this practice's visit
-    assert kinds[True] > 5 and kinds[False] > 5, kinds
+    # always another practice's clinician: the rendering clinician's own shift at another
+    # practice that day is no longer drawn (domain review: one clinician at two family
+    # practices on one day)
+    assert kinds[False] > 5 and not kinds[True], kinds
 
 
 def _leaves(obj: Any, path: str = "") -> Any:
@@ -1651,3 +1659,56 @@ def test_both_sides_are_named_alike_in_every_branch(train: list[dict[str, Any]])
             se = math.sqrt(max(pooled * (1 - pooled), 1e-9) * (1 / n1 + 1 / n2))
             print(family, what, f"{p1:.3f} (n={n1}) vs {p2:.3f} (n={n2}), se {se:.3f}")
             assert abs(p1 - p2) <= 3 * se, (family, what, p1, p2, se)
+
+
+def test_em_practice_tables_and_months_do_not_tell_the_branch(
+        train: list[dict[str, Any]], test_split: list[dict[str, Any]],
+        dev: list[dict[str, Any]]) -> None:
+    """Round 5's red team decided the E/M visits by two learned tables, (billing practice,
+    the entry's place word) and (date-of-service month, entry month), fitted on train (7
+    practice names; earlier visits 7-42 days back). Practice names are now drawn per
+    scenario from 540, and earlier visits lie in the date of service's month: the tables fit
+    on train's indicator-1 E/M visits stay within 0.10 of the modal share on dev and test,
+    and no entry is dated in another month. The place word alone agrees with "this group"
+    about equally in both branches (the group's other office; another group in its town),
+    an urgent care manages no chronic problem, and every carried-forward visit is in the
+    account history."""
+    def rows(split: list[dict[str, Any]]) -> list[tuple[Any, Any, bool]]:
+        out = []
+        for s in split:
+            v = s["variant"]
+            if v["family"] != "em" or v["branch"] not in ("b", "c", "a1m", "a1n"):
+                continue
+            prov = next(a for a in s["artifacts"] if a["type"] == "provider_record")["data"]
+            m = STAMP.search(next(t for c, t in _notes(s).items() if c.startswith("992")))
+            assert m
+            dos = prov["date_of_service"]
+            assert m[1] == dos[5:7], (s["seed"], m[0], dos)  # the same month
+            place = m[5].rsplit(" ", 1)[0].removesuffix(" Walk-In")
+            billing = prov["provider"]["name"]
+            out.append(((billing, place), (dos[5:7], m[1]), v["distinct_documented"],
+                        place == gen._place_kind(billing)[0]))
+            if not v["distinct_documented"] and m[3] + "-" + m[1] + "-" + m[2] != dos:
+                history = {h["date_of_service"] for h in prov["statement"]["account_history"]}
+                assert f"{m[3]}-{m[1]}-{m[2]}" in history, s["seed"]
+            if prov["provider"]["specialty"] == "urgent care":
+                assert any(d in gen.URGENT_CARE_DX for d in prov["diagnoses"]), s["seed"]
+        return out
+
+    fit = rows(train)
+    for key in (0, 1):
+        table: dict[Any, collections.Counter[bool]] = collections.defaultdict(
+            collections.Counter)
+        for r in fit:
+            table[r[key]][r[2]] += 1
+        modal_fit = collections.Counter(r[2] for r in fit).most_common(1)[0][0]
+        for split in (dev, test_split):
+            held = rows(split)
+            base = max(collections.Counter(r[2] for r in held).values()) / len(held)
+            acc = statistics.mean((table[r[key]].most_common(1)[0][0] if r[key] in table
+                                   else modal_fit) == r[2] for r in held)
+            assert acc <= base + 0.10, (key, acc, base)
+    same = {d: [r[3] for r in fit if r[2] is d] for d in (True, False)}
+    p1, p2 = statistics.mean(same[True]), statistics.mean(same[False])
+    se = math.sqrt(0.25 * (1 / len(same[True]) + 1 / len(same[False])))
+    assert abs(p1 - p2) <= 3 * se, (p1, p2, se)

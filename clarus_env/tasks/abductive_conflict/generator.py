@@ -73,6 +73,7 @@ from ..common import (
     regulation,
 )
 from ..common import weighted_choice as _weighted
+from ..us_calendar import is_business_day
 from . import catalog as cat
 
 TASK = "abductive_conflict"
@@ -827,8 +828,35 @@ CREDENTIALS_BY_SPECIALTY = {"physical therapy": ("PT", "DPT"), "podiatry": ("DPM
 # other practice whose plan today's note records is drawn from the same pool as the billing
 # one (minus it), so a practice word such as "Urgent Care" is as common on either side
 # (round 4's red team: "Urgent Care" named only the other practice, 35 of 35 on train)
-EM_PRACTICES = (*PRACTICE_NAMES["family medicine"], *PRACTICE_NAMES["urgent care"])
-ROUTINE_PRACTICES = PRACTICE_NAMES["family medicine"]
+#
+# Round 5's red team learned (billing practice, entry practice) tables from 7 names: the
+# office-visit practices are now a place word and a kind of practice, drawn per scenario
+# (90 x 6 = 540 names), so a pair seen on train rarely recurs on dev or test.
+PLACES = ("Riverside", "Hillcrest", "Cedar Grove", "Prairie", "Bayview", "Crossroads",
+          "Harbor", "Maple Ridge", "Oak Park", "Willow Creek", "Stonebridge", "Lakeside",
+          "Pinecrest", "Fairview", "Brookside", "Elmwood", "Northgate", "Southpoint",
+          "Westbrook", "Eastlake", "Millbrook", "Sunnyvale", "Clearwater", "Greenfield",
+          "Highland", "Kingsport", "Lincoln Park", "Meadowview", "Mountain View", "Parkside",
+          "Redwood", "Rosewood", "Sandy Hook", "Silver Lake", "Springdale", "Summit",
+          "Timberline", "Valley View", "Westgate", "Woodland", "Ashford", "Bellmont",
+          "Birchwood", "Briarcliff", "Cambridge Square", "Canyon", "Carrollton", "Chestnut Hill",
+          "Cloverdale", "Coral Bay", "Deer Park", "Dogwood", "Eagle Rock", "Edgewater",
+          "Fox Run", "Glenwood", "Golden Valley", "Grand Prairie", "Hampton", "Hawthorne",
+          "Heritage", "Hidden Valley", "Holly Springs", "Ivy Hill", "Juniper", "Kensington",
+          "Laurel", "Magnolia", "Marina", "Midtown", "Mission Hills", "Newport", "Oakmont",
+          "Orchard", "Palisades", "Pleasant Hill", "Quail Ridge", "Ravenswood", "Ridgeway",
+          "Riverbend", "Sagebrush", "Seaside", "Shady Grove", "Sterling", "Sycamore",
+          "Tanglewood", "Twin Oaks", "Union Square", "Vista", "Walnut Creek")
+# the acute problems an urgent care manages (``catalog.PROBLEMS``)
+URGENT_CARE_DX = frozenset(("J06.9", "L30.9", "J01.90", "N39.0", "J20.9", "M54.50", "R07.9",
+                            "I48.91"))
+FAMILY_KINDS = ("Family Medicine", "Primary Care", "Family Practice", "Family Health Associates")
+URGENT_KINDS = ("Urgent Care", "Walk-In Urgent Care")
+EM_KINDS = (*FAMILY_KINDS, *URGENT_KINDS)
+# the share of entries naming the billing group's *other* office (listed in the provider
+# record), and the share of entries from another group that share the billing name's place
+# word: equal, so that the place word alone agrees with "this group" as often in every branch
+ALIAS_SHARE = 0.5
 # how an entry names a practice: its short form (the place-name words and the kind of
 # practice as initials), never the billing record's full name, so only reading the two
 # forms as one practice links them (round 4's red team: the assessor and its practice were
@@ -843,6 +871,19 @@ PRACTICE_KINDS = (("Walk-In Urgent Care", "Walk-In UC"), ("Family Health Associa
 ENTERED = ("entered in today's note{by}", "copied into today's visit note{by}",
            "recorded in today's note{by}")
 SCRIBES = ("medical scribe", "MA", "scribe")
+
+
+def _place_kind(name: str) -> tuple[str, str]:
+    kind = next(k for k in sorted(EM_KINDS, key=len, reverse=True) if name.endswith(k))
+    return name[: -len(kind)].rstrip(), kind
+
+
+def _group_offices(home: str, kinds: tuple[str, ...], rng: random.Random) -> list[str]:
+    """The billing group's offices: its own name first, then one or two more offices under
+    other place words (a group often runs an office, or an urgent care, in the next town)."""
+    place, _ = _place_kind(home)
+    others = rng.sample([p for p in PLACES if p != place], rng.choice((1, 2)))
+    return [home, *(f"{p} {rng.choice(kinds)}" for p in others)]
 
 
 def practice_short(name: str) -> str:
@@ -868,41 +909,53 @@ def _assessor_form(clinician: str, rng: random.Random) -> str:
     return rng.choice(forms)
 
 
-def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, practice: str,
-                    pool: tuple[str, ...], rng: random.Random) -> str:
+def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, offices: list[str],
+                    kinds: tuple[str, ...], rng: random.Random) -> tuple[str, dt.date | None]:
     """When, by whom and at which practice the visit's other problem was assessed, and how it
-    came into today's note (a named scribe or MA, or unattributed, alike in every branch).
+    came into today's note (a named scribe or MA, or unattributed, alike in every branch);
+    and the earlier visit it came from, if any (the account history lists it).
 
     Managed at this visit (a separately identifiable E/M): on the date of service by the
-    rendering clinician at this practice. Not managed, three ways:
-    - by the rendering clinician at this practice at a prior visit within six weeks, carried
-      forward (half of them);
+    rendering clinician at one of the billing group's offices (``offices``: listed in the
+    provider record; the group bills every office's encounters). Not managed, two ways:
+    - by the rendering clinician at one of the group's offices at an earlier visit this
+      month, carried forward (half of them);
     - on the date of service by a clinician of *another* practice, whose plan today's note
       only records (AMA 2021 E/M guidelines: a notation that another professional manages
       the problem, without additional assessment or care coordination documented, is not a
       problem addressed; Pub. 100-04 ch. 12 30.6.5 treats two clinicians as one physician
-      only within one group, so another practice's visit is never this claim's);
-    - on the date of service by the rendering clinician working at *another* practice (a
-      clinician may work shifts for two groups): an encounter that practice bills under its
-      own number, which today's note again only records (CPT: an E/M is reported per
-      encounter, by the group that furnished it; the same AMA 2021 notation rule).
-    So the date against the date of service, the assessor against the rendering clinician
-    and the assessor's practice against the billing practice each agree with "managed" in
-    3 of 4, 5 of 8 and 3 of 4 visits, and none is a verbatim copy of the record's string
-    (a date in another format, "Dr. Rossi" for "Ana Rossi, DO", "Riverside FM" for
-    "Riverside Family Medicine"): only all three together, read through those forms,
-    decide. (Round 4's red team: date and a verbatim name equality decided.)"""
-    kind = "managed" if managed else rng.choice(("earlier", "earlier", "other", "away"))
-    by, where = rendering, practice
-    if kind in ("other", "away"):
-        where = rng.choice([p for p in pool if p != practice])
-        if kind == "other":
-            by = _other_clinician(rendering, rng)
-    when = dos if kind != "earlier" else dos - dt.timedelta(days=rng.randrange(7, 43))
+      only within one group, so another practice's visit is never this claim's).
+    (The rendering clinician's own shift at another practice on the same day is no longer
+    drawn: a domain review found one clinician at two family practices on one day
+    implausible.)
+    Hard cases at equal rates: an entry of this group names its other office (another place
+    word, ``ALIAS_SHARE``), an entry of another practice shares the billing name's place word
+    under another kind of practice (another group in the same town) as often. Earlier visits
+    are dated within the date of service's month, so the month never says "not today"; only
+    the date against the date of service, the assessor against the rendering clinician and
+    the office against the group's list decide together. (Round 5's red team: tables of
+    (billing, entry) practice names from 7 names, and the entry's month, decided.)"""
+    earlier = [dos - dt.timedelta(days=k) for k in range(2, dos.day)
+               if is_business_day(dos - dt.timedelta(days=k))]
+    kind = "managed" if managed else rng.choice(("earlier", "other"))
+    if kind == "earlier" and not earlier:  # the first days of a month: no earlier visit
+        kind = "other"
+    by = rendering
+    home_place, home_kind = _place_kind(offices[0])
+    if kind in ("managed", "earlier"):
+        where = rng.choice(offices[1:]) if rng.random() < ALIAS_SHARE else offices[0]
+    else:
+        by = _other_clinician(rendering, rng)
+        taken = {_place_kind(o)[0] for o in offices}
+        if rng.random() < 1 - ALIAS_SHARE:  # another group in the billing name's town
+            where = f"{home_place} {rng.choice([k for k in kinds if k != home_kind])}"
+        else:
+            where = f"{rng.choice([p for p in PLACES if p not in taken])} {rng.choice(kinds)}"
+    when = rng.choice(earlier) if kind == "earlier" else dos
     who = f" by {person(rng)}, {rng.choice(SCRIBES)}" if rng.random() < 1 / 3 else ""
     return (f"{rng.choice(ASSESSED).format(date=f'{when:%m/%d/%Y}')} by "
             f"{_assessor_form(by, rng)}, {practice_short(where)}; "
-            f"{rng.choice(ENTERED).format(by=who)}")
+            f"{rng.choice(ENTERED).format(by=who)}"), (when if kind == "earlier" else None)
 
 
 def _other_clinician(rendering: str, rng: random.Random) -> str:
@@ -1134,7 +1187,16 @@ def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Ran
     # the visit's other problem, at the level the claim bills, in every branch: whether the
     # visit managed it is the date of its assessment against the date of service
     # (``ASSESSED_SLOT``, filled in by ``generate`` once the date of service is drawn)
-    prob = rng.choice([p for p in cat.PROBLEMS if p.level == em and p.dx != s_dx])
+    # the billing practice: a family practice, or an urgent care for a visit that is not a
+    # scheduled routine service (an urgent care runs no infusion series) and whose other
+    # problem is an acute one (an urgent care does not manage chronic disease: no
+    # hypertension, diabetes, lipid, anxiety, migraine or heart-failure plan; domain review)
+    problems = [p for p in cat.PROBLEMS if p.level == em and p.dx != s_dx]
+    acute = [p for p in problems if p.dx in URGENT_CARE_DX]
+    kinds = FAMILY_KINDS if svc.routine or not acute else EM_KINDS
+    home = f"{rng.choice(PLACES)} {rng.choice(kinds)}"
+    urgent = home.endswith(URGENT_KINDS)
+    prob = rng.choice(acute if urgent else problems)
     em_note = (f"{cat.EM_TEXT[em]}: seen for {reason}; {pre}; "
                f"{rng.choice(DISTINCT_LINKS)} {prob.text} ({ASSESSED_SLOT}).")
     em_ptr = [dx.ptr(prob.dx)]
@@ -1143,10 +1205,8 @@ def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Ran
         dx.ptr(hist[0][0])
     s_note = svc.text.format(site=site) + "; done at this visit."
     lay_em = "nurse visit" if em == "99211" else "office visit"
-    pool = ROUTINE_PRACTICES if svc.routine else EM_PRACTICES
-    home = rng.choice(pool)
-    return {"specialty": "urgent care" if home in PRACTICE_NAMES["urgent care"]
-            else "family medicine", "practice": home, "pool": pool,
+    return {"specialty": "urgent care" if urgent else "family medicine", "practice": home,
+            "kinds": kinds,
             "dxs": dx.codes, "assessed_today": distinct,
             "lines": {em: {"mods": ["25"] if mod else [], "ptr": em_ptr},
                       s: {"mods": [], "ptr": [s_ptr]}},
@@ -1605,7 +1665,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     # dates: service in 2026 after mid-February, EOB 2-5 weeks later, today well inside
     # the 180-day internal-appeal window
-    dos = dt.date(2026, 2, 16) + dt.timedelta(days=rng.randrange(150))
+    # an office practice's business day (no weekend or federal holiday: domain review)
+    while not is_business_day(dos := dt.date(2026, 2, 16) + dt.timedelta(
+            days=rng.randrange(150))):
+        pass
     submitted = dos + dt.timedelta(days=rng.randrange(1, 8))
     processed = submitted + dt.timedelta(days=rng.randrange(10, 29))
     today = processed + dt.timedelta(days=rng.randrange(12, 90))
@@ -1639,11 +1702,19 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     n_paid, n_denied = (1, 2) if paid_first else (2, 1)
     # the clinician who rendered (and signs) the claim's services, in every scenario
     provider["rendering_clinician"] = _clinician(rng, story["specialty"])
+    recent = None  # an earlier visit this month at the group (office visits only)
     if "assessed_today" in story:  # the visit's other problem: who assessed it, and when
-        story["notes"] = {c: t.replace(ASSESSED_SLOT, _assessed_stamp(
-            story["assessed_today"], dos, provider["rendering_clinician"], practice,
-            story["pool"], rng))
-            for c, t in story["notes"].items()}
+        provider["offices"] = _group_offices(practice, story["kinds"], rng)
+        stamp, cited = _assessed_stamp(story["assessed_today"], dos,
+                                       provider["rendering_clinician"], provider["offices"],
+                                       story["kinds"], rng)
+        story["notes"] = {c: t.replace(ASSESSED_SLOT, stamp) for c, t in story["notes"].items()}
+        # the account lists an earlier visit this month in every office-visit scenario: the
+        # one a carried-forward entry came from (domain review: it was missing), otherwise
+        # another drawn alike
+        days = [dos - dt.timedelta(days=k) for k in range(2, dos.day)
+                if is_business_day(dos - dt.timedelta(days=k))]
+        recent = cited or (rng.choice(days) if days else None)
     # the claim lists the patient's other conditions too (3 or 4 diagnoses in all), so the
     # length of the list says nothing about how many problems the visit managed
     dxs = list(story["dxs"])
@@ -1743,6 +1814,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             "date_of_service": iso(prior["dos"]), "claim_id": prior["claim_id"],
             "description": _text(ref, data, "describe", prior["code"]), "balance": "0.00"}],
     }
+    if recent is not None:
+        statement["account_history"].append({
+            "date_of_service": iso(recent), "claim_id": ident(rng, "CLM", 8),
+            "description": _text(ref, data, "describe", rng.choice(PRIOR_E_M)),
+            "balance": "0.00"})
     provider_record = {
         "claim_id": claim_id, "provider": provider, "patient_account": account,
         "patient_name": patient, "date_of_service": iso(dos), "place_of_service": "11",

@@ -74,7 +74,6 @@ def _get(observation: Any, name: str, default: Any = None) -> Any:
     return getattr(observation, name, default)
 
 
-MANAGED = ("prescribed", "started", "increased", "referral", "arranged")
 
 
 def _intervals(text: str) -> list[tuple[int, int]]:
@@ -116,10 +115,12 @@ def documented_distinct(provider: dict[str, Any]) -> bool | None:
         (s1, _e1), (s2, _e2) = ia[0], ib[0]
         return abs(s1 - s2) >= 15
     em = [c for c in codes if c.startswith("992")]
-    if em:  # a separate problem managed: something prescribed, started or arranged (a rule
-        # of thumb: it takes an entry carried forward from an earlier visit, with its old
-        # date, for one managed today)
-        return any(w in notes[em[0]].lower() for w in MANAGED)
+    if em:  # a separate problem managed today: its entry is dated the date of service (a
+        # rule of thumb: it takes another practice's same-day plan, only recorded in today's
+        # note, for one this visit managed)
+        dates = re.findall(r"\b(\d\d)/(\d\d)/(\d{4})\b", notes[em[0]])
+        dos = str(provider.get("date_of_service", ""))
+        return any(f"{y}-{m}-{d}" == dos for m, d, y in dates)
     # where the service was done: the note's first sentence (what follows may remark on
     # the other side: a comparison exam, a history item, hand dominance)
     return _anatomy(notes[a].split(". ")[0]) != _anatomy(notes[b].split(". ")[0])
