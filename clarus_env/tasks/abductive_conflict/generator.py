@@ -984,8 +984,10 @@ ASPECTS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
     "thigh": (("anterior aspect", "front of the thigh"),
               ("posterior aspect", "back of the thigh")),
     "lower leg": (("anterior aspect", "shin side"), ("posterior aspect", "calf side")),
-    "back": (("left of midline", "left paraspinal area"),
-             ("right of midline", "right paraspinal area")),
+    # (not "paraspinal": lesions lie 2-14 cm from the spine, most beyond the paraspinal
+    # strip; domain review)
+    "back": (("left of midline", "left of the spine"),
+             ("right of midline", "right of the spine")),
     "shoulder": (("anterior aspect", "front of the shoulder"),
                  ("posterior aspect", "back of the shoulder")),
 }
@@ -1091,8 +1093,7 @@ def _contralateral(notes: dict[str, str], kinds: dict[str, str], spelled: dict[s
             part = next((k for k in ("knee", "shoulder", "wrist", "ear", "forearm",
                                      "upper arm", "thigh", "lower leg", "cheek", "eyebrow",
                                      "hand", "foot") if re.search(rf"\b{k}\b", part)), part)
-            if kind in ("skin", "wound", "face") and part in ("of midline", "paraspinal area",
-                                                               "side"):
+            if kind in ("skin", "wound", "face") and part in ("of midline", "of the", "side"):
                 part = "side of the back"
         text = rng.choice(CONTRALATERAL[kind]).format(s=word, S=word[0].upper() + word[1:],
                                                      part=part)
