@@ -135,7 +135,7 @@ from ..us_calendar import (
 # deliveries packed at the deadline from both sides (a timely GFE on its deadline day 80% of
 # the time, a late one on the first business day after it 90%; weekends and holidays now and
 # then, OFF_DAY_SEND): on 4,000 fresh seeds the lead table reads the finding +0.00 above the
-# modal share, the UTC-day lag +0.04, the (booking weekday, lag) table +0.02. Spreading the
+# modal share, the UTC-day lag +0.03, the (booking weekday, lag) table +0.02. Spreading the
 # offsets (a timely GFE on any day up to its deadline, a late one up to three days past it, as
 # the red team proposed) was tried: it moved the lag table to +0.07 and lead + lag to +0.17.
 RULE_3_TIMELY = 0.75
@@ -158,7 +158,7 @@ TIMELY_DAY_BEFORE = 0.95
 LATE_SECOND_DAY = 0.1
 LATE_THIRD_DAY = 0.0
 MAX_LAG_DAYS = 6
-OFF_DAY_SEND = 0.3
+OFF_DAY_SEND = 0.16
 SENT_ON_PRINTED_DATE = 0.2
 PRINTED_AT_BOOKING_BELOW = 0.9  # else the booking day (below this) or a day between
 # Bookings (and deliveries) in the evening, late enough that the UTC date is the next day: one
@@ -181,14 +181,19 @@ FAR_WEST_STATES = ("HI", "AK", "GU")
 THRESHOLD_CENTS = 40_000  # 45 CFR 149.620: at least $400 above the GFE's expected charges
 PPDR_DAYS = 120  # calendar days from receipt of the initial bill
 PPDR_FEE = "25.00"
-MULTIPLES = (125, 150, 175, 200, 250, 300, 350, 400)  # self-pay price, % of the MPFS amount
+# Self-pay price, % of the MPFS amount. Issue 8, round 6 (red team round 5: boosted trees read
+# the resolution off the bill's size next to the GFE totals, 0.596 on test against a bar of
+# 0.568): the multiples span 110-500%, so a service's estimate varies about 4.5-fold and the
+# bill's size alone says less about where the bill stands against it (chargemaster and
+# self-pay prices commonly run several times the Medicare rate).
+MULTIPLES = (110, 125, 150, 175, 200, 225, 250, 300, 350, 400, 450, 500)
 # one line billed at the gross chargemaster rate: self-pay % + delta
 DELTAS = (2, 3, 5, 10, 15, 25, 50, 75, 100, 125, 150, 200, 250, 300, 400)
 DISCOUNTS = (5, 10, 15, 25)  # prompt-pay discount on one line (bills within the estimate)
 DEPOSIT_FLAT = (5_000, 7_500, 10_000, 12_500, 15_000, 20_000, 25_000)  # scheduling deposits
 # A facility's self-pay facility charge: % of the CMS facility payment rate of the code (OPPS
 # Addendum B for a hospital outpatient department, ASC Addendum AA for an ASC).
-FACILITY_MULTIPLES = (125, 150, 175, 200, 250, 300, 350, 400)
+FACILITY_MULTIPLES = MULTIPLES
 FACILITY_CONVENED = 0.48  # share of scenarios whose GFE a facility convened
 # With a practice and a facility on the GFE, the other one of the two scheduled the service
 # (and so convened the GFE) in this share of scenarios: the party that bills is not the one
