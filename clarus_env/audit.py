@@ -1574,9 +1574,17 @@ FIELD_SLACK = 0.10  # a shortcut may beat a field's modal share by at most this 
 PASS_SLACK = 0.05  # and pass at most the most common whole answer's share plus this much
 
 
+# shortcuts held to the pass bar only: they trade field accuracy for answers they can pay
+PASS_ONLY = frozenset({"pass_maximiser"})
+
+
 def judged_fields(agent: str, fields: list[str]) -> list[str]:
     """The outcome fields a shortcut is held to: all of them, except the filing a partial
-    reasoner works out itself (it is the reasoning half of that agent, not a shortcut)."""
+    reasoner works out itself (it is the reasoning half of that agent, not a shortcut), and
+    none for the pass maximiser (it gives up a field's likeliest value for an answer it can
+    pay; the per-field shortcuts over the same leaves measure the fields)."""
+    if agent in PASS_ONLY:
+        return []
     return [f for f in fields if not (agent.startswith("partial_") and f == "resolution_type")]
 
 

@@ -253,3 +253,16 @@ def test_audit_reports_the_round6_agents_on_a_small_split() -> None:
                        agents=agents)[0]
     assert [r["agent"] for r in rep["agents"]] == agents
     assert [r["kind"] for r in rep["agents"]] == ["shortcut"] * 4 + ["relation"]
+
+
+def test_pass_maximiser_is_held_to_the_pass_bar_only() -> None:
+    from clarus_env.audit import judged_fields
+
+    assert judged_fields("pass_maximiser", ["finding", "responsible_party"]) == []
+    row = {"agent": "pass_maximiser", "kind": "shortcut", "pass_rate": 0.20,
+           "outcome_accuracy": 0.2, "field_accuracy": {"finding": 0.9}}
+    report = {"fields": ["finding"], "modal_share": {"finding": {"share": 0.3}},
+              "modal_outcome": {"share": 0.2}, "agents": [row]}
+    assert verdict(report).startswith("shortcut bar held")  # its fields are not judged
+    row["pass_rate"] = 0.26
+    assert verdict(report) == "shortcut bar BROKEN: pass_maximiser pass 0.260 > 0.250"
