@@ -110,10 +110,11 @@ def documented_distinct(provider: dict[str, Any]) -> bool | None:
     a, b = codes
     ia, ib = _intervals(notes[a]), _intervals(notes[b])
     if ia and ib:
-        # a rule of thumb: services that start at least 15 minutes apart were separate
-        # (wrong for a short service late inside a long one, or a 10-minute one just before)
-        (s1, _e1), (s2, _e2) = ia[0], ib[0]
-        return abs(s1 - s2) >= 15
+        # a rule of thumb: services were separate when one ended before the other began or
+        # they started at least 15 minutes apart (wrong for a short service late inside a
+        # long one)
+        (s1, e1), (s2, e2) = ia[0], ib[0]
+        return e1 <= s2 or e2 <= s1 or abs(s1 - s2) >= 15
     em = [c for c in codes if c.startswith("992")]
     if em:  # a separate problem managed today: its entry is dated the date of service (a
         # rule of thumb: it takes another practice's same-day plan, only recorded in today's
