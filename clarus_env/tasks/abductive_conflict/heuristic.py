@@ -10,12 +10,12 @@ tell the patient and the provider, audit, close) and decides with generic rules:
   ``missing_modifier``; not distinct -> ``legitimate_denial``.
 
 "Distinct" is read generically from the provider's line notes, by rules of thumb: services
-whose clock times start at least 15 minutes apart; for two procedures, different anatomic
+one of which ended before the other began, or whose clock times start at least 15 minutes
+apart (it misses a short service late inside a long one); for two procedures, different anatomic
 words in the two notes (it misses a second lesion at the same named site, takes one lesion
 described in two wordings for two, and misses a nerve block on the same hand); for an office
-visit with a service, a plan word (prescribed, started, ...) in the visit note (it misses an
-entry carried forward from an earlier visit or signed by another clinician). So it is good,
-not perfect.
+visit with a service, the other problem's entry dated the date of service (it misses another
+practice's same-day plan that today's note only records). So it is good, not perfect.
 
 Hooks for ``clarus audit``: ``hide`` (artifact types whose data it must treat as unseen; it
 still fetches them), ``decide(view)`` (replaces its decision), ``respond`` (unused: this task
