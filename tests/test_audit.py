@@ -18,6 +18,7 @@ import pytest
 from clarus_env.audit import (
     BILLING_TASKS,
     LEARNED_AGENTS,
+    PASS_ONLY,
     NaiveBayes,
     RewardFarmer,
     answered,
@@ -183,7 +184,8 @@ def test_no_shortcut_passes_more_than_its_class(reports: dict[str, dict[str, Any
     # whole answer's share plus 0.05 (the boosted and overlap shortcuts are held to it, on dev
     # and test, by their own tests below)
     best = max(r["pass_rate"] for r in rep["agents"]
-               if r["kind"] in ("shortcut", "exploit") and r["agent"] not in LEARNED_AGENTS)
+               if r["kind"] in ("shortcut", "exploit") and r["agent"] not in LEARNED_AGENTS
+               and r["agent"] not in PASS_ONLY)
     assert best <= rep["modal_outcome"]["share"] + 0.05, text
 
 
@@ -202,7 +204,8 @@ def test_no_hand_written_shortcut_beats_the_modal_share(reports: dict[str, dict[
     rep = reports[task]
     text = format_audit(rep)
     rows = [r for r in rep["agents"] if r["kind"] == "shortcut"
-            and r["agent"] != "rf_records" and r["agent"] not in LEARNED_AGENTS]
+            and r["agent"] != "rf_records" and r["agent"] not in LEARNED_AGENTS
+            and r["agent"] not in PASS_ONLY]
     for f in rep["fields"]:
         top = max(r["field_accuracy"][f] for r in rows if f in judged_fields(r["agent"], [f]))
         assert top <= rep["modal_share"][f]["share"] + 0.10, (f, text)
@@ -264,7 +267,7 @@ GB_LEAKS: set[str] = {"deductive_liability", "adversarial_fabrication"}
 @pytest.mark.parametrize("task", _known(GB_LEAKS))
 def test_boosted_shortcuts_stay_near_the_modal_share(
         audits: dict[str, dict[str, dict[str, Any]]], task: str) -> None:
-    gb = [a for a in LEARNED_AGENTS if a.startswith("gb_")]
+    gb = ["gb_numbers", "gb_dates", "gb_labels", "gb_records"]
     assert not _learned_breaks(audits[task], gb), _learned_breaks(audits[task], gb)
 
 
@@ -303,16 +306,77 @@ def test_word_forest_stays_near_the_modal_share(
         audits[task], ["rf_words"])
 
 
+# Round 6 (red team round 5). The per-record word counts (gb_wordcounts, and with the numeric
+# leaves gb_wordcounts_numbers; the red team's count of "Copay at check-in" captures read
+# duplicate_charge at AUC 0.96). Measured at the splits of 6c313e4, test / dev:
+# - deductive_liability: gb_wordcounts_numbers finding 0.436 / 0.447 (bar 0.340), resolution
+#   0.456 / 0.487 (0.420); gb_wordcounts holds (0.320 / 0.404 / 0.324 on test)
+# - abductive_conflict: gb_wordcounts_numbers pass 0.592 / 0.613 (cap 0.546 / 0.543); gb_wordcounts
+#   holds (0.520 / 0.493)
+# - adversarial_fabrication: party 0.628 / 0.660 (gb_wordcounts) and 0.664 / 0.673 (with numbers)
+#   against 0.580 / 0.567
+# Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
+WORDCOUNT_LEAKS: set[str] = {"deductive_liability", "abductive_conflict", "adversarial_fabrication"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", _known(WORDCOUNT_LEAKS))
+def test_word_count_shortcuts_stay_near_the_modal_share(
+        audits: dict[str, dict[str, dict[str, Any]]], task: str) -> None:
+    agents = ["gb_wordcounts", "gb_wordcounts_numbers"]
+    assert not _learned_breaks(audits[task], agents), _learned_breaks(audits[task], agents)
+
+
+# The digit runs of every free text by position with the categorical leaves (note_numbers; the
+# red team's numtok_gb read abductive therapy from the notes' clock minutes, 0.748 / 0.787).
+# Measured at 6c313e4, test / dev:
+# - abductive_conflict: pass 0.572 / 0.547 (cap 0.546 / 0.543)
+# - deductive_liability (finding at most 0.268) and adversarial_fabrication hold.
+NOTE_NUMBER_LEAKS: set[str] = {"abductive_conflict"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", _known(NOTE_NUMBER_LEAKS))
+def test_note_numbers_stay_near_the_modal_share(
+        audits: dict[str, dict[str, dict[str, Any]]], task: str) -> None:
+    assert not _learned_breaks(audits[task], ["note_numbers"]), _learned_breaks(
+        audits[task], ["note_numbers"])
+
+
+# The pass maximiser (whole answers over the strongest leaf families, each filed with its train
+# pointer's amount, argmax P(answer) x P(pointer right); red team round 5 passed deductive
+# 0.344 / 0.320 against 0.25), held to the pass bar only. Measured at 6c313e4, test / dev:
+# - abductive_conflict: 0.596 / 0.620 (cap 0.546 / 0.543)
+# - deductive_liability 0.188 / 0.227 (cap 0.250) and adversarial_fabrication 0.100 / 0.160
+#   (0.166 / 0.183) hold.
+PASSMAX_LEAKS: set[str] = {"abductive_conflict"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", _known(PASSMAX_LEAKS))
+def test_pass_maximiser_passes_no_more_than_the_most_common_answer(
+        audits: dict[str, dict[str, dict[str, Any]]], task: str) -> None:
+    out = []
+    for split, rep in audits[task].items():
+        row = next(r for r in rep["agents"] if r["agent"] == "pass_maximiser")
+        cap = rep["modal_outcome"]["share"] + 0.05
+        if row["pass_rate"] > cap:
+            out.append(f"{split} pass {row['pass_rate']:.3f} > {cap:.3f}")
+        assert "pass_maximiser " + next(iter(rep["fields"])) not in verdict(rep)  # pass only
+    assert not out, out
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("task", BILLING_TASKS)
 def test_relation_learner_is_reported_apart(audits: dict[str, dict[str, dict[str, Any]]],
                                             task: str) -> None:
-    """pairwise_numbers learns the task's own relations: it is reported (kind ``relation``)
-    but counts toward no best-shortcut figure and no verdict."""
+    """pairwise_numbers and pairwise_dates learn the task's own relations: they are reported
+    (kind ``relation``) but count toward no best-shortcut figure and no verdict."""
     for rep in audits[task].values():
-        row = next(r for r in rep["agents"] if r["agent"] == "pairwise_numbers")
-        assert row["kind"] == "relation"
-        assert "pairwise_numbers" not in verdict(rep)
+        for name in ("pairwise_numbers", "pairwise_dates"):
+            row = next(r for r in rep["agents"] if r["agent"] == name)
+            assert row["kind"] == "relation"
+            assert name not in verdict(rep)
 
 
 @pytest.mark.slow
