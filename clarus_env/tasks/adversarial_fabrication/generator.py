@@ -1252,6 +1252,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "encounter": {"appointment_id": appt, "date": iso(dos),
                       "registration": "scheduled outpatient appointment",
                       "booked_by": booked_by,
+                      # the physician group whose clinician performs the service, named in
+                      # every branch (issue 8, round 6: with only the facility's own name and
+                      # ``booked_by`` here, a repeated name - counted as words - said the
+                      # facility had booked it: word-count trees read the party +0.18)
+                      "physician_group": practice,
                       "arrival": "scheduled check-in", "emergency_department_visit": False,
                       "place_of_service": pos},
         "portal_messages": portal,
