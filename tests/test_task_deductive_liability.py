@@ -1257,3 +1257,34 @@ def test_card_log_counts_say_nothing_about_the_branch(train: list) -> None:
         counts["rows"].append((f, len(txns)))
     bad = {k: _branch_means_agree(v) for k, v in counts.items()}
     assert not any(bad.values()), bad
+
+
+def test_visits_fall_on_business_days_and_returning_patients_are_established(
+        train: list, ref: Any) -> None:
+    """Domain review round 6: desk check-ins fell on Labor Day and July 4 (visit dates skipped
+    weekends only), and an older 2026 visit was billed as a new patient (99202-99205) while
+    the card log showed the same patient's check-in copays at the practice in 2025 (a patient
+    seen within three years is established: CPT E/M guidelines, Pub. 100-04 ch. 12 30.6.7).
+    Every visit date and desk payment is on a business day in the practice's zone, and no
+    new-patient code appears where last year's check-ins do."""
+    from zoneinfo import ZoneInfo
+
+    from clarus_env.tasks.adversarial_fabrication.generator import TZ_BY_STATE
+    from clarus_env.tasks.us_calendar import is_business_day
+    holidays, new_patient, returning = [], [], 0
+    for sc in train:
+        zone = ZoneInfo(TZ_BY_STATE[ref.locality(**sc["variant"]["locality"])["state"]][0])
+        arts = [a for a in sc["artifacts"] if not a["distractor"]]
+        days = {dt.date.fromisoformat(a["data"]["date_of_service"])
+                for a in arts if a["type"] == "eob"}
+        log = next(a["data"] for a in arts if a["type"] == "processor_log")
+        for t in log["transactions"]:
+            if "at check-in" in t["description"]:
+                utc = dt.datetime.fromisoformat(t["timestamp"].replace("Z", "+00:00"))
+                days.add(utc.astimezone(zone).date())
+        holidays += [(sc["case"]["case_id"], d) for d in days if not is_business_day(d)]
+        if any(d.year == 2025 for d in days):
+            returning += 1
+            if re.search(r'"9920[2-5]"', json.dumps(arts)):
+                new_patient.append(sc["case"]["case_id"])
+    assert returning > 500 and not holidays and not new_patient, (holidays[:5], new_patient[:5])

@@ -79,7 +79,7 @@ from ...scenario import scenario_salt
 from ...splits import seeds, split_of
 from .. import common as C
 from ..common import weighted_choice as _weighted
-from ..us_calendar import utc_offset
+from ..us_calendar import is_business_day, utc_offset
 
 TASK = "deductive_liability"
 
@@ -486,7 +486,9 @@ def _capped(shares: list[dict[str, int]], oop_left: int) -> list[dict[str, int]]
 
 
 def _weekday(d: dt.date) -> dt.date:
-    while d.weekday() >= 5:
+    # the practice's desk is open on business days: no weekends and no federal holidays
+    # (domain review round 6 found check-ins on Labor Day and July 4)
+    while not is_business_day(d):
         d += dt.timedelta(days=1)
     return d
 
@@ -712,7 +714,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # a follow-up of the same problem at the same level: two visits, the same fee (the
         # same charge amount twice on the ledger, under two claims; issue 8, round 8)
         older_dx, older_em = visit_dx, em
-    elif rng.random() < 0.5:  # the first visit to this practice: a new-patient code
+    elif not has_copay and rng.random() < 0.5:
+        # the first visit to this practice: a new-patient code - only where the card log
+        # shows no check-in copays from last year (a patient seen within three years is
+        # established: CPT E/M guidelines, Pub. 100-04 ch. 12 30.6.7; domain review round 6)
         older_em = NEW_FOR_EST[older_em]
     older_allowed = fee(ref, older_em, loc)
     older_line = {"line": 1, "hcpcs": older_em, "modifiers": [], "benefit": "office_visit",
