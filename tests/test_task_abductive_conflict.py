@@ -1583,6 +1583,42 @@ def test_therapy_minutes_follow_the_8_minute_rule(train: list[dict[str, Any]]) -
     assert all(len(set(v)) >= 5 for v in minutes.values() if len(v) >= 10), minutes
 
 
+def _session_timed_minutes(notes: dict[str, str], codes: tuple[str, str]) -> int:
+    """The minutes of the session covered by a timed service, each minute counted once."""
+    covered: set[int] = set()
+    for c in codes:
+        if c not in gen.UNTIMED_MINUTES:
+            start, end, _ = _therapy_interval(notes[c])
+            covered.update(range(start, end))
+    return len(covered)
+
+
+def test_overlapping_timed_services_make_one_unit(train: list[dict[str, Any]],
+                                                  fresh: list[dict[str, Any]]) -> None:
+    """Review round 6, C1: two timed services that overlap are keyed as one service's time,
+    but CMS counts the session's total timed minutes (Pub. 100-04 ch. 5 §20.2), so 23 or more
+    distinct minutes would support the two units billed. Every not-distinct story with two
+    timed services stays at 8-22 distinct minutes (one unit); distinct ones reach 23+."""
+    seen = {True: 0, False: 0}
+    for s in train + fresh:
+        v, e = s["variant"], s["expected"]
+        codes = (e["paid_code"], e["denied_code"])
+        if v["family"] != "therapy" or any(c in gen.UNTIMED_MINUTES for c in codes):
+            continue
+        total = _session_timed_minutes(_notes(s), codes)
+        distinct = bool(v["distinct_documented"])
+        seen[distinct] += 1
+        assert (total >= 23) if distinct else (8 <= total <= 22), (s["seed"], total, v)
+    assert min(seen.values()) >= 20, seen
+    # the clock itself, over many draws of every pair of timed minutes
+    rng = random.Random(7)
+    for _ in range(20000):
+        m1, m2 = gen._therapy_minutes("97110", "97530", rng)
+        t1, t2 = gen._therapy_clock(600, m1, m2, False, rng, span_cap=gen.ONE_UNIT_MAX)
+        covered = set(range(t1, t1 + m1)) | set(range(t2, t2 + m2))
+        assert len(covered) <= 22 and covered == set(range(min(covered), max(covered) + 1))
+
+
 def test_therapy_clock_tokens_do_not_tell_the_branch(train: list[dict[str, Any]]) -> None:
     """Round 5's red team read the therapy branch from each note's digit runs by position
     (trees: 1.000) and from a table of printed minute tokens (0.771-0.976): the clock was a

@@ -1503,7 +1503,9 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
     regions = (THERAPY_REGIONS if {paid, denied} <= FUNCTIONAL
                else [r for r in THERAPY_REGIONS if r[0] in SITE_REGIONS])
     r1 = r2 = rng.choice(regions)
-    t1, t2 = _therapy_clock(start, m1, m2, distinct, rng)
+    both_timed = paid not in UNTIMED_MINUTES and denied not in UNTIMED_MINUTES
+    t1, t2 = _therapy_clock(start, m1, m2, distinct, rng,
+                            span_cap=ONE_UNIT_MAX if both_timed else None)
     return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng, ("59", "XU"))
 
 
@@ -1520,8 +1522,12 @@ def _gap(rng: random.Random) -> int:
     return rng.randint(1, 45)
 
 
-def _therapy_clock(start: int, m1: int, m2: int, distinct: bool, rng: random.Random
-                   ) -> tuple[int, int]:
+# the most total timed minutes that still make one unit under the 8-minute rule (23 make two)
+ONE_UNIT_MAX = 22
+
+
+def _therapy_clock(start: int, m1: int, m2: int, distinct: bool, rng: random.Random,
+                   span_cap: int | None = None) -> tuple[int, int]:
     """The two services' start minutes. Distinct: separate intervals, 0-45 minutes apart.
     Not distinct: the shorter service has fewer than 8 minutes outside the longer one's time
     (wholly inside it, or overhanging one end by 1-7 minutes), so its own minutes cannot make
@@ -1531,7 +1537,12 @@ def _therapy_clock(start: int, m1: int, m2: int, distinct: bool, rng: random.Ran
     Whether the two printed intervals share a clock time is drawn first, at the same rate
     (``SHARED_BOUNDARY``) in both stories and only for services of unequal length, so the
     count of shared clock strings says nothing about the branch; only comparing the minutes
-    does. (Round 3's red team: identical intervals for "same" made shared strings decide.)"""
+    does. (Round 3's red team: identical intervals for "same" made shared strings decide.)
+
+    ``span_cap`` (two timed services): an overlapping session's distinct timed minutes, the
+    longer service plus the overhang, stay at most this many. CMS counts the session's total
+    timed minutes (§20.2), so with 23 or more the two units billed would be supported even
+    though the intervals overlap, and the denial would be contestable (review round 6, C1)."""
     share = m1 != m2 and rng.random() < SHARED_BOUNDARY
     long_first = m1 >= m2
     lo, sh = (m1, m2) if long_first else (m2, m1)
@@ -1543,7 +1554,9 @@ def _therapy_clock(start: int, m1: int, m2: int, distinct: bool, rng: random.Ran
     if share:  # wholly inside, flush with the start or the end
         offset = rng.choice((0, lo - sh))
     else:  # wholly inside off both ends, or overhanging one end by 1-7 minutes
-        offset = rng.choice([o for o in range(-7, lo - sh + 8) if o not in (0, lo - sh)])
+        offset = rng.choice([o for o in range(-7, lo - sh + 8) if o not in (0, lo - sh)
+                             and (span_cap is None
+                                  or lo + max(0, -o, o - (lo - sh)) <= span_cap)])
     t_long, t_short = start + max(0, -offset), start + max(0, offset)
     return (t_long, t_short) if long_first else (t_short, t_long)
 
