@@ -36,8 +36,10 @@ What each check tests now (ids kept from the seed):
   is within the biller's own expected charges — with a timely GFE, or with a late/backdated
   one whose violation is recorded but leaves nothing to recover or dispute).
 * ``reference_amount`` — the decision's amount is the excess over the billing party's own
-  GFE charges (0 / none for no_action); a diagnosis amount, if given, is the excess or the
-  reference amount — and the no_action alternative to a balance correction must state the
+  GFE charges (0 / none for no_action), or for a balance correction of a bill for a service
+  other than the estimate's the excess over the biller's documented self-pay price of what was
+  done (``amount_alt_cents``, as defensible); a diagnosis amount, if given, is one of those or
+  the reference amount — and the no_action alternative to a balance correction must state the
   excess in its diagnosis (the patient is told how far the bill is above the estimate).
 
 "``no_violation``" below means every scenario whose expected decision is ``no_action``
@@ -130,6 +132,12 @@ NO_VIOLATION = f"({E('resolution_type')} = 'no_action' OR {NO_ACTION_ALT})"
 # the amount the decision must state: the excess, or 0 for the accepted no_action
 EXPECTED_AMOUNT = (f"(CASE WHEN {NO_ACTION_ALT} THEN 0 ELSE CAST({E('amount_cents')} AS "
                    "INTEGER) END)")
+# a balance correction of a bill for a changed service may instead ask for the bill's excess
+# over the biller's documented self-pay price of what was done (``amount_alt_cents``)
+ALT_AMOUNT = f"CAST(COALESCE({E('amount_alt_cents')}, -1) AS INTEGER)"
+AMOUNT_OK = (f"(COALESCE({DECISION_AMOUNT}, CASE WHEN {EXPECTED_AMOUNT} = 0 THEN 0 END) = "
+             f"{EXPECTED_AMOUNT} OR ({DECISION_TYPE} = 'balance_correction' AND "
+             f"{DECISION_AMOUNT} = {ALT_AMOUNT}))")
 # no dispute pressed: the decision is no_action and nothing but no_action was ever filed
 NO_DISPUTE = (f"({DECISION_TYPE} = 'no_action' AND NOT EXISTS(SELECT 1 FROM submissions "
               "WHERE resolution_type NOT IN ('no_action', 'withdraw_dispute')))")
@@ -367,15 +375,14 @@ CHECKS: list[Check] = [
           "expected charges, to the cent (none or 0 when nothing is wrong); a diagnosis "
           "amount, if given, is the excess or the reference amount (the excess, required, "
           "when no_action is taken instead of a balance correction)",
-          f"SELECT COALESCE(COALESCE({DECISION_AMOUNT}, CASE WHEN {EXPECTED_AMOUNT} = 0 "
-          f"THEN 0 END) = {EXPECTED_AMOUNT} AND {DECIDED} AND "
+          f"SELECT COALESCE({AMOUNT_OK} AND {DECIDED} AND "
           # explaining a bill instead of asking for its correction still needs the excess
           # the patient is told about: the no_action alternative's diagnosis states it
           f"(CASE WHEN {NO_ACTION_ALT} THEN d.amount_cents IS NOT NULL AND d.amount_cents = "
           f"CAST({E('amount_cents')} AS INTEGER) ELSE "
           "d.amount_cents IS NULL OR d.amount_cents IN (CAST("
           f"{E('amount_cents')} AS INTEGER), CAST({E('reference_amount_cents')} AS INTEGER), "
-          f"{EXPECTED_AMOUNT}) END), "
+          f"{EXPECTED_AMOUNT}, {ALT_AMOUNT}) END), "
           f"0), CASE WHEN NOT {DECIDED} THEN 'no decision recorded' WHEN {DECISION_AMOUNT} IS "
           "NULL THEN 'decision states no amount' ELSE 'decision amount ' || printf('%.2f', "
           f"{DECISION_AMOUNT} / 100.0) END || CASE WHEN d.amount_cents IS NULL THEN '' ELSE "

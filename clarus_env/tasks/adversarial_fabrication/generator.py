@@ -1331,6 +1331,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                 "timely": "billed_above_gfe"}[timing])
     resolution = ("no_action" if within else
                   "nsa_dispute" if eligible else "balance_correction")
+    # the bill above the biller's own documented self-pay price of the services performed
+    policy_excess = billed_total - sum(pct_of(f, m) for f in bill_fees)
+    if (resolution != "balance_correction" or kind != "change" or policy_excess <= 0
+            or policy_excess == excess):
+        policy_excess = None  # (at or below that price no_action is accepted already)
     # the records that support the finding: the GFE, the independent timestamps, the local
     # time zone and business days, and the bill
     relevant = [ids["PRV"], ids["PLOG"], ids["FAC"], ids["CLM"]]
@@ -1413,6 +1418,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "resolution_type_alt": ("no_action" if resolution == "balance_correction" else
                                 resolution),
         "amount_cents": 0 if within else excess, "reference_amount_cents": gfe_total,
+        # a balance correction of a bill for a service other than the estimate's: the
+        # correction to the biller's documented self-pay price of what was done (provider
+        # record ``self_pay_price_policy``) is as defensible as the excess over the estimate
+        # (domain review round 6, 84012: 47562 estimated, 47563 done, $18.91 above its
+        # documented price and $139.26 above the GFE), so either amount passes
+        "amount_alt_cents": policy_excess,
         "billed_total_cents": billed_total, "ppdr_eligible": eligible,
         "gfe_timing_violation": timing != "timely", "scheduled_local_date": iso(sched),
         "gfe_deadline": iso(gfe_deadline), "gfe_delivered_local_date": iso(delivered),
