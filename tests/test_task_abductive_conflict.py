@@ -35,7 +35,7 @@ from clarus_env.tasks.abductive_conflict.heuristic import (
     HeuristicAgent,
     _anatomy,
 )
-from clarus_env.tasks.common import cents, cost_share, dollars, pct_of, plan_terms
+from clarus_env.tasks.common import cents, cost_share, describe, dollars, pct_of, plan_terms
 
 TASK = "abductive_conflict"
 DEV = list(seeds("dev"))
@@ -1074,6 +1074,27 @@ def test_prior_visit_code_fits_the_practice(fresh: list[dict[str, Any]]) -> None
         else:
             assert code in ("99212", "99213"), code
     assert pt > 50
+
+
+def test_this_months_visit_is_listed_at_the_problems_level(ref: Any,
+                                                          fresh: list[dict[str, Any]]) -> None:
+    """Review round 6, I1: the earlier visit this month (where a carried-forward plan came
+    from) is listed at the E/M level of the problem the plan manages, the visit's own code,
+    in every branch; it was drawn from 99212/99213 whatever the problem (chest pressure with
+    urgent stress testing as 99212)."""
+    n = 0
+    for s in fresh:
+        if s["variant"]["family"] != "em":
+            continue
+        prov = next(a for a in s["artifacts"] if a["type"] == "provider_record")["data"]
+        history = prov["statement"]["account_history"]
+        if len(history) < 2:
+            continue
+        e = s["expected"]
+        em = next(c for c in (e["paid_code"], e["denied_code"]) if c.startswith("992"))
+        assert history[1]["description"] == describe(ref, em), (s["seed"], em, history[1])
+        n += 1
+    assert n >= 30, n
 
 
 def test_accumulators_follow_the_plans_copay_rule(fresh: list[dict[str, Any]]) -> None:

@@ -1207,7 +1207,7 @@ def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Ran
     s_note = svc.text.format(site=site) + "; done at this visit."
     lay_em = "nurse visit" if em == "99211" else "office visit"
     return {"specialty": "urgent care" if urgent else "family medicine", "practice": home,
-            "kinds": kinds,
+            "kinds": kinds, "level": em,
             "dxs": dx.codes, "assessed_today": distinct,
             "lines": {em: {"mods": ["25"] if mod else [], "ptr": em_ptr},
                       s: {"mods": [], "ptr": [s_ptr]}},
@@ -1829,9 +1829,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             "description": _text(ref, data, "describe", prior["code"]), "balance": "0.00"}],
     }
     if recent is not None:
+        # listed at the level of the problem the visit's plan manages, in every branch: a
+        # carried-forward plan came from that visit, and a random lower level (chest pressure
+        # with urgent stress testing as 99212) did not fit it (review round 6, I1)
         statement["account_history"].append({
             "date_of_service": iso(recent), "claim_id": ident(rng, "CLM", 8),
-            "description": _text(ref, data, "describe", rng.choice(PRIOR_E_M)),
+            "description": _text(ref, data, "describe", story["level"]),
             "balance": "0.00"})
     provider_record = {
         "claim_id": claim_id, "provider": provider, "patient_account": account,
