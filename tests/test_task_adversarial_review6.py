@@ -94,3 +94,34 @@ def test_documented_price_correction_passes_and_other_amounts_fail() -> None:
     assert "reference_amount" not in _play(s, _with_amount(oracle, alt))
     wrong = f"{(exp['amount_alt_cents'] + 1) / 100:.2f}"
     assert "reference_amount" in _play(s, _with_amount(oracle, wrong))
+
+
+def _money(text: str) -> list[int]:
+    return [_cents(x) for x in __import__("re").findall(r"\$(\d+\.\d\d)", text)]
+
+
+def test_complaint_names_the_credited_deposit_whose_payment_is_on_record() -> None:
+    """Whoever scheduled, the complaint's deposit is the one the biller's ledger and statement
+    credit, the biller's record holds its receipt, and the complaint's arithmetic adds up."""
+    split = balance_named = 0
+    for seed in FRESH[:600]:
+        s = _s(seed)
+        a = {x["type"]: x["data"] for x in s["artifacts"] if not x["distractor"]}
+        led, prv = a["payment_ledger"], a["provider_record"]
+        credits = [e for e in led["entries"] if e["description"].startswith("Prepaid deposit")]
+        assert len(credits) == 1
+        credited = -_cents(credits[0]["amount"])
+        receipts = prv["deposits_received"]
+        assert [_cents(r["amount"]) for r in receipts] == [credited]
+        assert receipts[0]["receipt_id"] in credits[0]["description"]
+        assert _cents(prv["statement"]["payments"]) == credited
+        text = s["case"]["patient_complaint"]
+        amounts = _money(text)
+        billed, balance = s["expected"]["billed_total_cents"], _cents(led["balance"])
+        assert balance == billed - credited
+        if "deposit" in text:
+            assert credited in amounts, text
+            if balance in amounts:
+                balance_named += 1
+        split += s["variant"]["split_scheduler"]
+    assert split >= 100 and balance_named >= 50

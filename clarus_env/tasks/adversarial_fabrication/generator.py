@@ -1023,6 +1023,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     biller_deposit = _deposit(rng, gfe_total) if split else None
     applied = biller_deposit if biller_deposit else deposit
     balance = billed_total - applied
+    # the biller's receipt of the deposit it credits, on its own record in every branch (domain
+    # review round 6: a split scheduler's bill credited a deposit with no record of its payment)
+    receipt_id = f"RCPT-{_digits(rng, 8)}"
     auto_capture = rng.random() < 0.6
 
     # the earlier visit (a distractor): drawn the same way whoever convened. Its code is what
@@ -1141,6 +1144,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "statement": {"statement_id": stmt_id, "statement_date": iso(statement_date),
                       "total_charges": dollars(billed_total), "payments": dollars(applied),
                       "balance_due": dollars(balance)},
+        "deposits_received": ([{"receipt_id": receipt_id, "appointment_id": appt,
+                                "description": "Prepaid deposit, card payment",
+                                "card": f"{card} ****{last4}", "amount": dollars(applied),
+                                "status": "paid; applied to this statement"}]
+                              if applied else []),
         "notes": notes,
         "other_claims_on_account": [old_claim_id] if include_old_claim else [],
         "business_days": BUSINESS_DAYS,
@@ -1165,7 +1173,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # the practice-management system applies the prepaid deposit to the visit at
         # check-in: the ledger never dates the booking (only the processor log does)
         *([{"date": iso(dos), "type": "patient_payment",
-            "description": f"Prepaid deposit applied, appointment {appt} ({card} ****{last4})",
+            "description": f"Prepaid deposit applied, appointment {appt} ({card} ****{last4}, "
+                           f"receipt {receipt_id})",
             "amount": dollars(-applied), "reference": appt}] if applied else []),
         *({"date": iso(dos), "type": "charge",
            "description": f"{b['hcpcs']} {_describe(ref, b['hcpcs'])}",
@@ -1374,7 +1383,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         ehr_refuters=ehr_refuters, em_refuters=em_refuters)
 
     complaint = _complaint(rng, patient=patient, service=pkg["service"],
-                           claim_id=claim_id, billed_total=billed_total, deposit=deposit,
+                           claim_id=claim_id, billed_total=billed_total, deposit=applied,
                            balance=balance, gfe_date=gfe_date, dos=dos, receipt=receipt)
     case = {"case_id": case_id, "patient_id": case_id, "patient_name": patient,
             "patient_complaint": complaint,
