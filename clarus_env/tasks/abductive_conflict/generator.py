@@ -1416,29 +1416,27 @@ def _same_site_distances(distinct: bool, rng: random.Random) -> tuple[str, str, 
     """The two printed distances of two skin notes at one named site, and whether they are
     one distance.
 
-    One lesion: the same distance, in the same unit or one note in cm and the other in mm.
-    Two lesions: half at the same distance on the site's other aspect (same units or not,
-    as for one lesion), half on one aspect at least 3 cm apart (each lesion is under 2 cm),
-    either in one unit or with the same numeral in cm and in mm (N cm against N mm, at least
-    3.6 cm apart). So in both stories the two numerals are equal in half of the notes and
-    the units differ in half: only converting and comparing the distances (with the
-    aspects) tells one lesion from two. (Round 3's red team: the same lesion always printed
-    the same phrase, two lesions never did.)"""
-    mixed = rng.random() < 0.5
-    if not distinct or rng.random() < 0.5:  # one distance (the caller flips the aspect)
+    One lesion: the same distance, in one unit (the same numeral) in half of the notes, and
+    in cm in one note and mm in the other (N cm against 10N mm) in the other half. Two
+    lesions: half at the same distance in one unit on the site's other aspect (the caller
+    flips the aspect), half on one aspect at least 3 cm apart with one note in cm and the
+    other in mm. So in both stories the numerals are equal exactly when the units are, in
+    half of the notes; only converting and comparing the distances (with the aspects) tells
+    one lesion from two. (Round 3's red team: the same lesion always printed the same
+    phrase, two lesions never did. Review round 6, I2: two lesions printed N cm against
+    N mm, so distances under 2 cm, "4 mm from the kneecap" on the calf side, came only in
+    distinct stories; every distance is now 2-14 cm in either unit.)"""
+    if not distinct or rng.random() < 0.5:  # one distance
         d = rng.randrange(2, 15)
-        units = (False, True) if mixed else (rng.random() < 0.5,) * 2
-        if mixed and rng.random() < 0.5:
-            units = units[::-1]
+        if distinct or rng.random() < 0.5:
+            in_mm = rng.random() < 0.5
+            return _distance(d, in_mm), _distance(d, in_mm), True
+        units = (False, True) if rng.random() < 0.5 else (True, False)
         return _distance(d, units[0]), _distance(d, units[1]), True
-    if mixed:  # the same numeral: N cm and N mm, N cm - N mm >= 3.6 cm
-        n = rng.randrange(4, 15)
-        one, two = (f"{n} cm", f"{n} mm") if rng.random() < 0.5 else (f"{n} mm", f"{n} cm")
-        return one, two, False
     d1 = rng.randrange(2, 15)
     d2 = rng.choice([d for d in range(2, 15) if abs(d - d1) >= 3])
     in_mm = rng.random() < 0.5
-    return _distance(d1, in_mm), _distance(d2, in_mm), False
+    return _distance(d1, in_mm), _distance(d2, not in_mm), False
 
 
 def _clock(minutes: int) -> str:
