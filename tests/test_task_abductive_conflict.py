@@ -1749,6 +1749,25 @@ def test_both_sides_are_named_alike_in_every_branch(train: list[dict[str, Any]])
             assert abs(p1 - p2) <= 3 * se, (family, what, p1, p2, se)
 
 
+def test_the_other_side_remark_never_contradicts_a_note(fresh: list[dict[str, Any]]) -> None:
+    """Review round 6, N3: a finding on the other side today ("L hand without numbness"
+    beside an L carpal-tunnel injection, "the other foot's nails without thickening" after
+    debriding 7 toenails) contradicted the other note or the note itself. The remark is a
+    past history item or hand dominance, which fits every story."""
+    for forms in gen.CONTRALATERAL.values():
+        assert all(f.startswith("History: ") or f == "{S}-hand dominant." for f in forms), forms
+    findings = re.compile(r"without (numbness|thickening|lesions|trigger)|nontender|intact\.|"
+                          r"examined for comparison|No similar lesions|canal clear|triggers on")
+    n = 0
+    for s in fresh:
+        if s["variant"]["family"] != "proc":
+            continue
+        for note in _notes(s).values():
+            assert not findings.search(note), (s["seed"], note)
+            n += "History: " in note or "-hand dominant" in note
+    assert n >= 50, n
+
+
 def test_em_practice_tables_and_months_do_not_tell_the_branch(
         train: list[dict[str, Any]], test_split: list[dict[str, Any]],
         dev: list[dict[str, Any]]) -> None:

@@ -1034,27 +1034,33 @@ def _side_form(site: str, spelled: bool) -> str:
     if spelled:
         return site
     return re.sub(r"\b(right|left) (?=[a-z])", lambda m: m[1][0].upper() + " ", site)
-# what a note records about the other side, by the kind of site treated: a comparison exam
-# of the contralateral structure, a history item there, or hand dominance ({s}: the other
-# side, written as the note writes its own side; {part}: the site's body part)
+# what a note records about the other side, by the kind of site treated: a history item
+# there or hand dominance ({s}: the other side, written as the note writes its own side;
+# {part}: the site's body part). Never a finding today: the other note may treat that very
+# side (distinct stories) or the note itself may span both (6-9 toenails), and "L hand
+# without numbness" beside an L carpal-tunnel injection or "the other foot's nails without
+# thickening" after debriding 7 nails contradicted it (review round 6, N3); a past item or
+# dominance fits every story alike
 CONTRALATERAL: dict[str, tuple[str, ...]] = {
-    "skin": ("No similar lesions on the {s} {part}.", "History: lesion removed from the {s} "
-             "{part} in 2023, benign."),
-    "wound": ("{S} {part} intact.", "History: prior laceration of the {s} {part}, healed."),
-    "face": ("{S} {part} without lesions.", "History: {s} {part} lesion treated in 2024."),
-    "major_joint": ("{S} {part} examined for comparison: no effusion, full motion.",
+    "skin": ("History: {s} {part} lesion biopsied in 2022, benign.",
+             "History: lesion removed from the {s} {part} in 2023, benign."),
+    "wound": ("History: {s} {part} abrasion in 2024, healed.",
+              "History: prior laceration of the {s} {part}, healed."),
+    "face": ("History: {s} {part} laceration repaired in 2022.",
+             "History: {s} {part} lesion treated in 2024."),
+    "major_joint": ("History: {s} {part} arthroscopy in 2021.",
                     "History: {s} {part} injection in 2024 with good relief."),
-    "mid_joint": ("{S}-hand dominant.", "{S} {part} nontender, full motion."),
+    "mid_joint": ("{S}-hand dominant.", "History: {s} {part} sprain in 2022, resolved."),
     "small_joint": ("{S}-hand dominant.", "History: {s} thumb CMC injection in 2024."),
-    "tendon_sheath": ("{S}-hand dominant.", "{S} thumb triggers on occasion, not treated."),
-    "tendon_origin": ("{S}-hand dominant.", "{S} {part} nontender."),
-    "carpal": ("{S}-hand dominant.", "{S} hand without numbness."),
-    "nerve": ("{S}-hand dominant.", "{S} hand without numbness."),
-    "ear": ("{S} ear canal clear, eardrum intact.", "History: {s} ear wax removal in 2025."),
-    "toe": ("{S} foot nails without thickening.", "History: {s} great toe nail avulsion in "
-            "2024."),
-    "muscle": ("{S} shoulder girdle without trigger points.", "History: {s} shoulder "
-               "strain in 2024, resolved."),
+    "tendon_sheath": ("{S}-hand dominant.", "History: {s} trigger thumb injection in 2023."),
+    "tendon_origin": ("{S}-hand dominant.", "History: {s} {part} tendinitis in 2023, resolved."),
+    "carpal": ("{S}-hand dominant.", "History: {s} wrist splinted for numbness in 2023."),
+    "nerve": ("{S}-hand dominant.", "History: {s} wrist splinted for numbness in 2023."),
+    "ear": ("History: {s} ear infection in 2024, treated.",
+            "History: {s} ear wax removal in 2025."),
+    "toe": ("History: {s} ingrown nail treated in 2023.",
+            "History: {s} great toe nail avulsion in 2024."),
+    "muscle": ("{S}-hand dominant.", "History: {s} shoulder strain in 2024, resolved."),
 }
 SIDE_WORD = re.compile(r"\b(right|left|R|L)\b")
 # the body part each site kind's comparison names when the site itself names none
