@@ -1768,6 +1768,21 @@ def test_the_other_side_remark_never_contradicts_a_note(fresh: list[dict[str, An
     assert n >= 50, n
 
 
+def test_urgent_cares_do_no_planned_procedures(fresh: list[dict[str, Any]]) -> None:
+    """Review round 6, N2: urgent cares billed mycotic-nail debridement and actinic-keratosis
+    destruction; such a visit now bills at a family practice."""
+    urgent = 0
+    for s in fresh:
+        if s["variant"]["family"] != "em":
+            continue
+        prov = next(a for a in s["artifacts"] if a["type"] == "provider_record")["data"]
+        codes = {s["expected"]["paid_code"], s["expected"]["denied_code"]}
+        if prov["provider"]["specialty"] == "urgent care":
+            urgent += 1
+            assert not codes & gen.NOT_URGENT_CARE, (s["seed"], codes)
+    assert urgent >= 5, urgent
+
+
 def test_em_practice_tables_and_months_do_not_tell_the_branch(
         train: list[dict[str, Any]], test_split: list[dict[str, Any]],
         dev: list[dict[str, Any]]) -> None:

@@ -850,6 +850,10 @@ PLACES = ("Riverside", "Hillcrest", "Cedar Grove", "Prairie", "Bayview", "Crossr
 # the acute problems an urgent care manages (``catalog.PROBLEMS``)
 URGENT_CARE_DX = frozenset(("J06.9", "L30.9", "J01.90", "N39.0", "J20.9", "M54.50", "R07.9",
                             "I48.91"))
+# planned, non-acute procedures an urgent care does not do (mycotic-nail debridement,
+# destruction of actinic keratoses): such a visit bills at a family practice (review round 6,
+# N2)
+NOT_URGENT_CARE = frozenset(("11720", "17000"))
 FAMILY_KINDS = ("Family Medicine", "Primary Care", "Family Practice", "Family Health Associates")
 URGENT_KINDS = ("Urgent Care", "Walk-In Urgent Care")
 EM_KINDS = (*FAMILY_KINDS, *URGENT_KINDS)
@@ -1195,12 +1199,13 @@ def _story_em(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Ran
     # visit managed it is the date of its assessment against the date of service
     # (``ASSESSED_SLOT``, filled in by ``generate`` once the date of service is drawn)
     # the billing practice: a family practice, or an urgent care for a visit that is not a
-    # scheduled routine service (an urgent care runs no infusion series) and whose other
+    # scheduled routine service (an urgent care runs no infusion series) nor a planned
+    # non-acute procedure (``NOT_URGENT_CARE``), and whose other
     # problem is an acute one (an urgent care does not manage chronic disease: no
     # hypertension, diabetes, lipid, anxiety, migraine or heart-failure plan; domain review)
     problems = [p for p in cat.PROBLEMS if p.level == em and p.dx != s_dx]
     acute = [p for p in problems if p.dx in URGENT_CARE_DX]
-    kinds = FAMILY_KINDS if svc.routine or not acute else EM_KINDS
+    kinds = FAMILY_KINDS if svc.routine or s in NOT_URGENT_CARE or not acute else EM_KINDS
     home = f"{rng.choice(PLACES)} {rng.choice(kinds)}"
     urgent = home.endswith(URGENT_KINDS)
     prob = rng.choice(acute if urgent else problems)
