@@ -125,3 +125,23 @@ def test_complaint_names_the_credited_deposit_whose_payment_is_on_record() -> No
                 balance_named += 1
         split += s["variant"]["split_scheduler"]
     assert split >= 100 and balance_named >= 50
+
+
+def test_physician_group_is_never_printed_as_booked_by() -> None:
+    """The facility record names the physician group by its legal name and NPI, outside the
+    encounter: never the string ``booked_by`` prints (it was exactly when the practice had
+    booked), and the NPI ties it to the practice's section of the GFE."""
+    practice_booked = 0
+    for seed in FRESH[:600]:
+        s = _s(seed)
+        a = {x["type"]: x["data"] for x in s["artifacts"] if not x["distractor"]}
+        fac, prv = a["facility_record"], a["provider_record"]
+        group = fac["credentialed_physician_group"]
+        booked = fac["encounter"]["booked_by"]
+        assert "physician_group" not in fac["encounter"]
+        assert group["legal_name"] != booked
+        sections = {sec["npi"]: sec["name"] for sec in prv["gfe"]["providers"]}
+        name = sections[group["npi"]]
+        assert group["legal_name"].startswith(f"{name}, ")
+        practice_booked += booked == name
+    assert practice_booked >= 100

@@ -419,6 +419,9 @@ HEALTH_SYSTEMS = ("St. Catherine Health", "Valley Health", "Good Shepherd Health
 # party that name belongs to (the red team's forests read "Surgery Center", "Physicians" and
 # "Outpatient Department" off the merchant name).
 NAME_SUFFIXES = ("Partners", "Group", "Specialists", "Associates", "Center", "Institute")
+# the physician group's registered entity form: the facility's credentialing file names it by
+# its legal name, the GFE and the bills by the name it does business as
+ENTITY_SUFFIXES = ("PLLC", "P.C.", "LLC", "P.A.", "Inc.")
 
 
 def _party_name(rng: random.Random, specialty: str) -> str:
@@ -743,6 +746,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # Names say nothing about the kind of party (one pool for both); the records state what
     # each party is.
     practice = _party_name(rng, specialty)
+    practice_legal = f"{practice}, {rng.choice(ENTITY_SUFFIXES)}"
     physician = f"Dr. {rng.choice(FIRST)} {rng.choice(LAST)}"
     prov = {"name": practice, "npi": npi(rng), "tin": _tin(rng), "specialty": specialty,
             "type": "physician practice" if setting not in ("imaging", "sleep") else
@@ -1261,13 +1265,16 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "encounter": {"appointment_id": appt, "date": iso(dos),
                       "registration": "scheduled outpatient appointment",
                       "booked_by": booked_by,
-                      # the physician group whose clinician performs the service, named in
-                      # every branch (issue 8, round 6: with only the facility's own name and
-                      # ``booked_by`` here, a repeated name - counted as words - said the
-                      # facility had booked it: word-count trees read the party +0.18)
-                      "physician_group": practice,
                       "arrival": "scheduled check-in", "emergency_department_visit": False,
                       "place_of_service": pos},
+        # the physician group whose clinician performs the service, named in every branch
+        # (issue 8, round 6: with only the facility's own name and ``booked_by`` in the
+        # record, a repeated name - counted as words - said the facility had booked it). By
+        # its legal name and NPI, outside the encounter: printed as the GFE's name next to
+        # ``booked_by`` it was string-equal to it exactly when the practice had booked (audit
+        # overlap_records read the party 0.660 / 0.680); now only knowing that the legal name
+        # and NPI are the GFE's practice tells who booked
+        "credentialed_physician_group": {"legal_name": practice_legal, "npi": prov["npi"]},
         "portal_messages": portal,
     }
     artifacts = [
