@@ -10,8 +10,8 @@ tell the patient and the provider, audit, close) and decides with generic rules:
   ``missing_modifier``; not distinct -> ``legitimate_denial``.
 
 "Distinct" is read generically from the provider's line notes, by rules of thumb: services
-one of which ended before the other began, or whose clock times start at least 15 minutes
-apart (it misses a short service late inside a long one); for two procedures, different anatomic
+one of which ended before the other began (read from the notes' clock times and durations in
+any of their print forms); for two procedures, different anatomic
 words in the two notes (it misses a second lesion at the same named site, takes one lesion
 described in two wordings for two, and misses a nerve block on the same hand); for an office
 visit with a service, the other problem's entry dated the date of service (it misses another
@@ -110,11 +110,9 @@ def documented_distinct(provider: dict[str, Any]) -> bool | None:
     a, b = codes
     ia, ib = _intervals(notes[a]), _intervals(notes[b])
     if ia and ib:
-        # a rule of thumb: services were separate when one ended before the other began or
-        # they started at least 15 minutes apart (wrong for a short service late inside a
-        # long one)
+        # separate when one ended before the other began (the notes' own clock times)
         (s1, e1), (s2, e2) = ia[0], ib[0]
-        return e1 <= s2 or e2 <= s1 or abs(s1 - s2) >= 15
+        return e1 <= s2 or e2 <= s1
     em = [c for c in codes if c.startswith("992")]
     if em:  # a separate problem managed today: its entry is dated the date of service (a
         # rule of thumb: it takes another practice's same-day plan, only recorded in today's
