@@ -252,15 +252,17 @@ def _learned_breaks(both: dict[str, dict[str, Any]], agents: list[str]) -> list[
 
 # The boosted trees over the leaves an agent is shown (gb_numbers, gb_dates, gb_labels,
 # gb_records; red team round 3 found them +0.23 to +0.32 above the modal share where the
-# random forests found +0.10). Measured at 01fe372 (the final splits of issue 8's fifth round:
-# deductive 5af2a46, abductive fb3aee6, adversarial b98af08), test / dev:
-# - deductive_liability: gb_records finding 0.428 / 0.440 (bar 0.340), resolution 0.460 / 0.460
-#   (0.420); gb_numbers finding 0.376 / 0.373, resolution 0.432 / 0.447; gb_labels finding 0.353
-#   on dev; pass at most 0.172 / 0.140 (cap 0.250)
-# - adversarial_fabrication: gb_records resolution 0.576 on test (bar 0.568); dev holds
-# - abductive_conflict holds since fb3aee6 (pass at most 0.532 / 0.520 against 0.546 / 0.543)
+# random forests found +0.10). Measured at the final splits of issue 8's sixth round (deductive
+# 8b78ed4, abductive 5669efd, adversarial c0377d8), test / dev:
+# - deductive_liability: gb_records finding 0.428 / 0.413 (bar 0.340), resolution 0.436 / 0.440
+#   (0.420); gb_numbers finding 0.384 / 0.373, resolution 0.444 on test; pass at most 0.148
+#   (cap 0.250)
+# - abductive_conflict: gb_numbers pass 0.580, gb_labels 0.556, gb_records 0.552 on test (cap
+#   0.546); gb_records 0.573 on dev (0.543) - the round-6 therapy clock is read by trees over
+#   the printed minutes
+# - adversarial_fabrication holds since round 6 (gb_records resolution 0.576 at round 5)
 # Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
-GB_LEAKS: set[str] = {"deductive_liability", "adversarial_fabrication"}
+GB_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
 
 
 @pytest.mark.slow
@@ -273,11 +275,11 @@ def test_boosted_shortcuts_stay_near_the_modal_share(
 
 # The note-overlap shortcut (overlap_records: shared tokens, shared number tokens and Jaccard
 # between side-by-side free texts, with the categorical leaves; red team round 3 read the
-# abductive line notes at 0.54 of test and 0.87 of dev). Measured at 01fe372, test / dev:
-# - abductive_conflict: pass 0.580 on test (cap 0.546); dev 0.540 (cap 0.543)
-# - deductive_liability: finding 0.384 / 0.420 (bar 0.340), resolution 0.480 on dev (0.420)
-# - adversarial_fabrication holds.
-OVERLAP_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
+# abductive line notes at 0.54 of test and 0.87 of dev). Every task holds at the round-6
+# splits (test / dev: deductive finding 0.288 / 0.260; abductive pass 0.544 / 0.520 (caps
+# 0.546 / 0.543); adversarial party 0.464 / 0.433 after 143b986 moved the physician group out of the
+# encounter). A task listed here is a strict xfail.
+OVERLAP_LEAKS: set[str] = set()
 
 
 @pytest.mark.slow
@@ -290,12 +292,10 @@ def test_overlap_shortcut_stays_near_the_modal_share(
 
 # The word forest (rf_words: one-hot categorical leaves and the presence of every word of every
 # free text; red team round 4 read abductive's line notes at 0.612 test / 0.567 dev with five
-# hand-picked claim features and the two notes' words). Measured at 01fe372, test / dev:
-# - abductive_conflict: pass 0.568 on test (cap 0.546); dev 0.533 (cap 0.543)
-# - deductive_liability: finding 0.367 on dev (bar 0.340); test 0.312 / 0.400 / 0.332 holds
-# - adversarial_fabrication holds.
-# Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
-WORDS_LEAKS: set[str] = {"abductive_conflict", "deductive_liability"}
+# hand-picked claim features and the two notes' words). Every task holds at the round-6 splits
+# (abductive pass 0.544 on test, cap 0.546; deductive finding 0.236 on test). A task listed
+# here is a strict xfail.
+WORDS_LEAKS: set[str] = set()
 
 
 @pytest.mark.slow
@@ -308,13 +308,11 @@ def test_word_forest_stays_near_the_modal_share(
 
 # Round 6 (red team round 5). The per-record word counts (gb_wordcounts, and with the numeric
 # leaves gb_wordcounts_numbers; the red team's count of "Copay at check-in" captures read
-# duplicate_charge at AUC 0.96). Measured at the splits of 6c313e4, test / dev:
-# - deductive_liability: gb_wordcounts_numbers finding 0.436 / 0.447 (bar 0.340), resolution
-#   0.456 / 0.487 (0.420); gb_wordcounts holds (0.320 / 0.404 / 0.324 on test)
-# - abductive_conflict: gb_wordcounts_numbers pass 0.592 / 0.613 (cap 0.546 / 0.543); gb_wordcounts
-#   holds (0.520 / 0.493)
-# - adversarial_fabrication holds since 9d42705 (party was 0.628-0.673 against 0.580 / 0.567 at
-#   6c313e4; now at most 0.532 / 0.460)
+# duplicate_charge at AUC 0.96). Measured at the round-6 splits (see GB_LEAKS), test / dev:
+# - deductive_liability: gb_wordcounts_numbers finding 0.532 / 0.400 (bar 0.340), party 0.640
+#   on test (0.580), resolution 0.588 on test (0.420); gb_wordcounts finding 0.360 on dev
+# - abductive_conflict: gb_wordcounts_numbers pass 0.572 / 0.573 (cap 0.546 / 0.543)
+# - adversarial_fabrication holds (party at most 0.472 / 0.507)
 # Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
 WORDCOUNT_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
 
@@ -329,9 +327,9 @@ def test_word_count_shortcuts_stay_near_the_modal_share(
 
 # The digit runs of every free text by position with the categorical leaves (note_numbers; the
 # red team's numtok_gb read abductive therapy from the notes' clock minutes, 0.748 / 0.787).
-# Measured at 6c313e4, test / dev:
-# - abductive_conflict: pass 0.572 / 0.547 (cap 0.546 / 0.543)
-# - deductive_liability (finding at most 0.268) and adversarial_fabrication hold.
+# Measured at the round-6 splits, test / dev:
+# - abductive_conflict: pass 0.572 on test (cap 0.546); dev holds
+# - deductive_liability (finding at most 0.252 on test) and adversarial_fabrication hold.
 NOTE_NUMBER_LEAKS: set[str] = {"abductive_conflict"}
 
 
@@ -345,10 +343,10 @@ def test_note_numbers_stay_near_the_modal_share(
 
 # The pass maximiser (whole answers over the strongest leaf families, each filed with its train
 # pointer's amount, argmax P(answer) x P(pointer right); red team round 5 passed deductive
-# 0.344 / 0.320 against 0.25), held to the pass bar only. Measured at 6c313e4, test / dev:
-# - abductive_conflict: 0.596 / 0.620 (cap 0.546 / 0.543)
-# - deductive_liability 0.188 / 0.227 (cap 0.250) and adversarial_fabrication 0.100 / 0.160
-#   (0.166 / 0.183) hold.
+# 0.344 / 0.320 against 0.25), held to the pass bar only. Measured at the round-6 splits, test /
+# dev:
+# - abductive_conflict: 0.560 / 0.553 (cap 0.546 / 0.543)
+# - deductive_liability 0.200 / 0.220 (cap 0.250) and adversarial_fabrication hold.
 PASSMAX_LEAKS: set[str] = {"abductive_conflict"}
 
 
