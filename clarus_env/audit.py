@@ -711,19 +711,42 @@ def _one_thread() -> Any:
     return ThreadpoolController()
 
 
+MIN_LEAF = 10  # the boosted trees' min_samples_leaf
+
+
+def _fillable(x: Any) -> Any:
+    """``x`` with every column holding fewer than ``MIN_LEAF`` values set to 0: scikit-learn's
+    binning fails on a column with nothing but missing values in the rows it fits on (a small
+    ``--train-limit`` leaves some leaves printed once or never, and early stopping holds 15%
+    of the rows out). A split needs ``MIN_LEAF`` rows on each side, and missing values go to
+    one side whole, so no tree can split such a column: the fitted model is the same."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=float)
+    empty = (~np.isnan(x)).sum(axis=0) < MIN_LEAF
+    if not empty.any():
+        return x
+    x = x.copy()
+    x[:, empty] = 0.0
+    return x
+
+
 def boosted_trees(x: Any, y: list[str], categorical: list[bool]) -> Any:
     """One gradient-boosted classifier, the same in every process: a fixed random state for
     the early-stopping split, and one thread (the audit shares CI's cores, and spinning
     OpenMP workers on a loaded machine are slower than one)."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    smallest = min(Counter(y).values())
+    counts = Counter(y)
+    # early stopping holds out a stratified 15%, which needs every class twice and a row per
+    # class in the hold-out (a small --train-limit with many whole answers has neither)
+    early = min(counts.values()) >= 2 and math.ceil(0.15 * len(y)) >= len(counts)
     model = HistGradientBoostingClassifier(
-        learning_rate=0.1, max_iter=200, max_leaf_nodes=15, min_samples_leaf=10,
-        early_stopping=smallest >= 2, validation_fraction=0.15, n_iter_no_change=10,
+        learning_rate=0.1, max_iter=200, max_leaf_nodes=15, min_samples_leaf=MIN_LEAF,
+        early_stopping=early, validation_fraction=0.15, n_iter_no_change=10,
         categorical_features=categorical if any(categorical) else None, random_state=0)
     with _one_thread().limit(limits=1, user_api="openmp"):
-        return model.fit(x, y)
+        return model.fit(_fillable(x), y)
 
 
 def boosted_trees_full(x: Any, y: list[str], categorical: list[bool]) -> Any:
@@ -733,11 +756,11 @@ def boosted_trees_full(x: Any, y: list[str], categorical: list[bool]) -> Any:
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     model = HistGradientBoostingClassifier(
-        learning_rate=0.1, max_iter=200, max_leaf_nodes=15, min_samples_leaf=10,
+        learning_rate=0.1, max_iter=200, max_leaf_nodes=15, min_samples_leaf=MIN_LEAF,
         early_stopping=False,
         categorical_features=categorical if any(categorical) else None, random_state=0)
     with _one_thread().limit(limits=1, user_api="openmp"):
-        return model.fit(x, y)
+        return model.fit(_fillable(x), y)
 
 
 def _log_proba(model: Any, x: Any) -> dict[str, float]:
