@@ -9,10 +9,10 @@ from decimal import Decimal
 from functools import cache
 from typing import Any
 
-from clarus_env.env import ClarusEnv
 from clarus_env.reference import open_reference
 from clarus_env.scenario import compile_scenario
 from clarus_env.tasks import get_task
+from tests.test_task_adversarial_fabrication import play
 
 TASK = "adversarial_fabrication"
 FRESH = range(920_000, 921_500)  # outside every split
@@ -34,16 +34,7 @@ def _cents(text: str) -> int:
 
 def _play(s: dict[str, Any], actions: list[dict[str, Any]]) -> set[str]:
     """The ids of the checks an episode of ``actions`` fails."""
-    env = ClarusEnv(TASK, reference=_ref())
-    env.reset(scenario=s)
-    result = None
-    for a in actions:
-        result = env.step(a)
-        if result.done:
-            break
-    while result is None or not result.done:
-        result = env.step({"action_type": "write_audit_entry", "parameters": {"summary": "."}})
-    return {c["id"] for c in result.info["grade"]["checks"] if not c["passed"]}
+    return {c["id"] for c in play(s, actions)["checks"] if not c["passed"]}
 
 
 def _with_amount(actions: list[dict[str, Any]], amount: str) -> list[dict[str, Any]]:
