@@ -424,6 +424,18 @@ PAY_STATES: tuple[tuple[str, int], ...] = (("none", 3), ("full", 2), ("part", 5)
 COPAY_VISITS = (3, 6)
 EARLIER_FROM = dt.date(2025, 2, 3)
 EARLIER_SPAN = 300
+# issue 8, round 7 (red team round 6: the count of this year's "Copay at check-in" captures
+# read duplicate_charge and copay_not_credited, 0.328 / 0.300 passed; every extra copay was
+# dated 2025): a copay plan's log holds check-in copays of visits in BOTH plan years, drawn on
+# their own stream in every branch alike - this plan year's visits with a copay (the branch's
+# own captures included: the older visit's, this visit's and the terminal's second capture
+# where that is the error) number COPAY_VISITS_2026, the rest dated this year before the
+# ledger's export opens (outside it, so captured and never posted in every branch, counted in
+# the plan's accumulators as other claims); last year's number COPAY_VISITS_2025
+COPAY_VISITS_2026 = (3, 7)
+COPAY_VISITS_2025 = (0, 3)
+EARLY_2026_FROM = dt.date(2026, 1, 5)
+EARLY_2026_GAP = 30  # days before the older visit (the ledger opens at most 25 before it)
 DESK_NOISE = 0.6
 HDHP_REDRAW = 0.9
 DESK_STYLE = 0.5
@@ -587,7 +599,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             # occurred only here (close members of every other branch had it met); close to
             # the maximum it now occurs wherever copays filled the maximum, in every branch,
             # and a stale deductible total close to the cap is drawn on such plans alone
-            return p["deductible"] > 0 and (not close or _copay_fill(p))
+            # (and a deductible above the visit copay that may count toward it: a stale
+            # total must leave some deductible beyond it, seed 930980)
+            return p["deductible"] > plan_copay(p) + 200 and (not close or _copay_fill(p))
         return True
 
     # the two check-in errors need a copay plan; an HSA-qualified HDHP (no copays) is drawn
@@ -658,13 +672,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # deductible room short of the claim, so a deductible not met at all is partly met there)
     # (an ignored cap keeps the deductible met: its room must clear the claim's deductible and
     # copays, the cap cutting coinsurance only)
-    if deductible == 0 or (cap_state != "far" and (
-            kind == "oop_max_exceeded" or not _copay_fill(plan))):
+    # (issue 8, round 7: an ignored cap kept the deductible met even where copays filled the
+    # maximum, so an EOB that applied deductible was never oop_max_exceeded, 0/61 on train;
+    # it now draws the state as every close member does, its room still clearing the claim's
+    # deductible and copays)
+    if deductible == 0 or (cap_state != "far" and not _copay_fill(plan)):
         ded_state = "met"
     else:
         ded_state = _weighted(rng, DED_STATES)
         if ded_state == "not_met" and kind in ("coinsurance_on_billed",
-                                               "deductible_already_met"):
+                                               "deductible_already_met",
+                                               "oop_max_exceeded"):
             ded_state = "partial"
     first_allowed = coins_lines[0]["allowed"]
     remaining = min(_remaining_draw(rng, ded_state, first_allowed), deductible)
@@ -673,13 +691,21 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # coinsurance taken on the billed charge must leave the plan something to pay on that
         # line (a deductible and a billed-charge coinsurance together above the allowed amount
         # would be no bill at all): the same state is redrawn until it fits
-        if kind != "coinsurance_on_billed" or (
+        # (an ignored cap needs coinsurance for the cap to cut: the deductible left must leave
+        # the claim at least $10 of it)
+        if kind == "oop_max_exceeded":
+            if remaining == 0 or sum(cs["coinsurance"] for cs in price_lines(
+                    lines, plan, visit_copay=visit_copay, ded_left=remaining,
+                    oop_left=10 ** 12)) >= 1_000:
+                break
+        elif kind != "coinsurance_on_billed" or (
                 remaining + C.pct_of(fl["billed"] - remaining, plan["coinsurance_pct"])
                 < fl["allowed"] - 100):
             break
         remaining = min(_remaining_draw(rng, ded_state, first_allowed), deductible)
     else:
-        remaining = min(fl["allowed"] * 5 // 100, deductible)
+        remaining = 0 if kind == "oop_max_exceeded" else min(fl["allowed"] * 5 // 100,
+                                                            deductible)
     counted = visit_copay if (visit_copay and plan["copays_count_toward_deductible"]) else 0
     stale_draw = None
     if kind == "deductible_already_met":
@@ -704,6 +730,20 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             remaining = 0
         ded_state = "met" if remaining == 0 else "partial"
 
+    # the copay is collected at check-in when the patient can pay, else billed on the
+    # statement (any branch; the two errors about a check-in payment need one)
+    checkin = visit_copay if (has_copay and visit_copay > 0 and (
+        kind == "copay_not_credited" or duplicate_of == "checkin_copay"
+        or rng.random() < 0.7)) else 0
+    # the check-in copays of this plan year and last (``COPAY_VISITS_2026``/``_2025``, their
+    # own stream): this year's visits before the older one pay copays that the plan's
+    # accumulators count (OOP maximum; the deductible where copays count toward it)
+    years = random.Random(f"{TASK}-copay-years-{seed}")
+    own_desk = (1 + bool(checkin) + (duplicate_of == "checkin_copay")) if has_copay else 0
+    early_2026 = max(years.randrange(*COPAY_VISITS_2026) - own_desk, 0) if has_copay else 0
+    visits_2025 = years.randrange(*COPAY_VISITS_2025) if has_copay else 0
+    early_copays = early_2026 * visit_copay
+
     # accumulators: the older claim in this plan year, then other claims, then this one
     insurer = rng.choice(C.INSURERS)
     oop_max = plan["oop_max"]
@@ -727,7 +767,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # that counts toward it), so that the accumulator before this claim is what was drawn
     older_rest = older_allowed if visit_copay == 0 else (
         visit_copay if plan["copays_count_toward_deductible"] else 0)
-    older_ded_before = rng.randrange(0, prior_ded - older_rest + 1) \
+    # (this year's earlier copays are in it where copays count toward the deductible)
+    early_ded = early_copays if plan["copays_count_toward_deductible"] else 0
+    older_ded_before = rng.randrange(min(early_ded, prior_ded - older_rest),
+                                     prior_ded - older_rest + 1) \
         if prior_ded > older_rest else 0
     # an HSA-qualified HDHP pays nothing before the deductible is met (preventive care
     # aside), so all cost sharing until then is deductible: other claims add to the OOP
@@ -735,7 +778,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # Notice 2004-23; domain review round 4: 25/440 HDHP members with the deductible unmet
     # showed more OOP than deductible). The draw is made alike either way
     hdhp = "hdhp" in plan["plan_id"]
-    older_extra = rng.randrange(0, 30_000)
+    # (what other claims added before the older visit includes this year's earlier copays)
+    older_extra = max(rng.randrange(0, 30_000),
+                      early_copays - min(early_ded, older_ded_before))
     older_oop_before = older_ded_before + (
         0 if hdhp and older_ded_before < deductible else older_extra)
     older_cs = price_lines([older_line], plan, visit_copay=visit_copay,
@@ -761,9 +806,6 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     prior_oop = base_oop + (0 if hdhp and remaining > 0 else extra)
     # the copay is collected at check-in when the patient can pay, else billed on the
     # statement (any branch; the two errors about a check-in payment need one)
-    checkin = visit_copay if (has_copay and visit_copay > 0 and (
-        kind == "copay_not_credited" or duplicate_of == "checkin_copay"
-        or rng.random() < 0.7)) else 0
     uncapped = price_lines(lines, plan, visit_copay=visit_copay, ded_left=remaining,
                            oop_left=10 ** 12)
     pr_unc = sum(cs["patient"] for cs in uncapped)
@@ -835,8 +877,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         span = oop_max - round(CLOSE_RATIO[1] * top) - base
         if remaining == 0 and span > 0:
             oop_left = oop_max - base - rng.randrange(span)
-        if oop_left <= top:
-            oop_left = top + rng.randrange(100, rng.choice((20_001, 60_001)))
+        if oop_left <= top:  # (never more room than the OOP already met leaves)
+            oop_left = top + rng.randrange(100, max(101, min(
+                rng.choice((20_001, 60_001)), oop_max - base - top + 1)))
     prior_oop = oop_max - oop_left
     assert prior_oop >= older_oop_after + (prior_ded - older_ded_after), (prior_oop, oop_max)
 
@@ -877,7 +920,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         eob_oop_after = oop_max
     else:
         eob_oop_after = prior_oop - stale_lag + pr_eob_total
-    other_claims = rng.randrange(2, 10)
+    other_claims = max(rng.randrange(2, 10), early_2026 + 1)
 
     # what the provider's statement asks of the patient (itemized patient share)
     stmt_shares = [dict(cs) for cs in eob_shares]
@@ -1213,15 +1256,21 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         return txn("capture", amount, when + dt.timedelta(seconds=rng.randrange(2, 40)), desc,
                    auth=a["auth_code"])
 
-    own_copays = (bool(older_cs["copay"]) + bool(checkin)
-                  + (duplicate_of == "checkin_copay"))
-    earlier_visits = max(rng.randrange(*COPAY_VISITS) - own_copays, 0) if has_copay else 0
-    n_desk = (bool(older_cs["copay"]) + bool(checkin) + earlier_visits)
+    assert not has_copay or older_cs["copay"]  # a copay plan's older visit paid its copay
+    n_desk = (bool(older_cs["copay"]) + bool(checkin) + early_2026 + visits_2025)
     noisy_event = rng.randrange(n_desk) if n_desk else -1
     last_year: set[dt.date] = set()
-    while len(last_year) < earlier_visits:
+    while len(last_year) < visits_2025:
         last_year.add(_weekday(EARLIER_FROM + dt.timedelta(days=rng.randrange(EARLIER_SPAN))))
-    for day in sorted(last_year):
+    # this year's earlier visits: before the ledger's export opens (at most 25 days before
+    # the older visit), so in every branch they were captured and are not on the ledger
+    this_year: set[dt.date] = set()
+    span = (older_dos - dt.timedelta(days=EARLY_2026_GAP) - EARLY_2026_FROM).days
+    while len(this_year) < early_2026:
+        day = _weekday(EARLY_2026_FROM + dt.timedelta(days=years.randrange(span)))
+        if day < older_dos - dt.timedelta(days=EARLY_2026_GAP):
+            this_year.add(day)
+    for day in sorted(last_year) + sorted(this_year):
         card_present(visit_copay, day, "Copay at check-in")
 
     # older claim: paid in full (copay at check-in, or the statement online)

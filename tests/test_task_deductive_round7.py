@@ -1,0 +1,150 @@
+"""deductive_liability, issue 8 round 7: the cues the round-6 red team and the audit's trees
+read, each pinned where it was closed (the value is drawn by one law in every branch).
+
+* The card log's check-in copays: every extra copay was dated last plan year, so the count of
+  this year's captures was the branch's own captures (this visit's, the older visit's, the
+  terminal's second one) and read ``duplicate_charge`` and ``copay_not_credited`` (red team
+  round 6, 0.328 / 0.300 passed). Extra copays now come from both plan years in every branch,
+  this year's dated before the ledger's export opens (captured, never posted, in every
+  branch), and this year's count is drawn as a whole.
+* An ignored out-of-pocket cap kept the deductible met, so an EOB that applied deductible was
+  never ``oop_max_exceeded`` (0/61 on train).
+
+The checks run over fresh seeds outside every split (the committed splits are checked by
+``tests/test_scenarios.py``)."""
+
+from __future__ import annotations
+
+import collections
+from functools import cache
+from statistics import mean, pvariance
+from typing import Any
+
+import pytest
+
+from clarus_env.reference import open_reference
+from clarus_env.scenario import compile_scenario
+
+TASK = "deductive_liability"
+FRESH = range(930_000, 931_000)  # outside every split
+
+
+@cache
+def _ref() -> Any:
+    return open_reference()
+
+
+@pytest.fixture(scope="module")
+def fresh() -> list[dict[str, Any]]:
+    return [compile_scenario(TASK, s, _ref()) for s in FRESH]
+
+
+def _records(sc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {a["type"]: a["data"] for a in sc["artifacts"] if not a["distractor"]}
+
+
+def _finding(sc: dict[str, Any]) -> str:
+    f = sc["expected"]["finding"]
+    return f"{f}:{sc['variant']['error_side']}" if f == "coinsurance_on_billed" else f
+
+
+def _apart(rows: list[tuple[str, float]]) -> list[tuple[str, float, float]]:
+    """Each finding's mean against the other findings' mean: those more than three standard
+    errors apart (Welch)."""
+    out = []
+    for f in sorted({k for k, _ in rows}):
+        a = [v for k, v in rows if k == f]
+        b = [v for k, v in rows if k != f]
+        se = (pvariance(a) / len(a) + pvariance(b) / len(b)) ** 0.5
+        if abs(mean(a) - mean(b)) > 3 * max(se, 1e-9):
+            out.append((f, round(mean(a), 3), round(mean(b), 3)))
+    return out
+
+
+def _copay_captures(log: dict[str, Any], year: str) -> list[dict[str, Any]]:
+    return [t for t in log["transactions"] if t["type"] == "capture"
+            and t["description"] == "Copay at check-in" and t["timestamp"][:4] == year]
+
+
+def test_this_years_check_in_copays_say_nothing_about_the_branch(
+        fresh: list[dict[str, Any]]) -> None:
+    """The number of this plan year's check-in copay captures (the red team's cue), of last
+    year's, and of all of them are within three standard errors of the other findings' mean,
+    per finding; so is the number of this year's days with a check-in copay, except where
+    the terminal captured one visit's copay twice - that second capture on the visit's day is
+    the evidence itself (it is counted in this year's captures, so their number is the same
+    law in every branch)."""
+    rows: dict[str, list[tuple[str, float]]] = collections.defaultdict(list)
+    for sc in fresh:
+        f, rec = _finding(sc), _records(sc)
+        log = rec["processor_log"]
+        this_year = _copay_captures(log, "2026")
+        rows["2026"].append((f, len(this_year)))
+        rows["2025"].append((f, len(_copay_captures(log, "2025"))))
+        rows["both years"].append((f, len(this_year) + len(_copay_captures(log, "2025"))))
+        if sc["variant"]["duplicate_of"] != "checkin_copay":
+            rows["2026 visit days"].append((f, len({t["timestamp"][:10] for t in this_year})))
+    bad = {k: _apart(v) for k, v in rows.items()}
+    assert not any(bad.values()), bad
+
+
+def test_extra_copays_of_both_plan_years_occur_in_every_branch(
+        fresh: list[dict[str, Any]]) -> None:
+    """On a copay plan, in every finding most logs show last year's check-in copays and this
+    year's copays captured before the ledger's export opens and never posted on it (so a
+    capture of this year without a posting is no error by itself; only one inside the
+    ledger's period is)."""
+    seen: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for sc in fresh:
+        f, rec = _finding(sc), _records(sc)
+        log, ledger = rec["processor_log"], rec["payment_ledger"]
+        if not _copay_captures(log, "2026"):
+            continue  # a plan without copays (an HDHP)
+        opening = min(e["date"] for e in ledger["entries"])
+        posted = {r.strip() for e in ledger["entries"] for r in e["reference"].split(";")}
+        seen[f]["n"] += 1
+        seen[f]["2025"] += bool(_copay_captures(log, "2025"))
+        seen[f]["2026 unposted before opening"] += any(
+            t["transaction_id"] not in posted and t["timestamp"][:10] < opening
+            for t in _copay_captures(log, "2026"))
+    assert set(seen) >= {"duplicate_charge", "copay_not_credited", "no_error"}, seen
+    bad = {f: dict(c) for f, c in seen.items()
+           if c["2025"] < 0.5 * c["n"] or c["2026 unposted before opening"] < 0.5 * c["n"]}
+    assert not bad, bad
+
+
+def test_this_years_early_copays_are_in_the_plans_accumulators(
+        fresh: list[dict[str, Any]]) -> None:
+    """Copays of this plan year's earlier visits count toward the OOP maximum (45 CFR
+    156.130(a)): the insurer's OOP total as of the older visit is at least those copays, and
+    the plan counts at least that many other claims."""
+    bad = []
+    for sc in fresh:
+        arts = [a for a in sc["artifacts"]]
+        rec = _records(sc)
+        old_eob = next(a["data"] for a in arts if a["type"] == "eob" and a["distractor"])
+        old_dos = old_eob["date_of_service"]
+        early = [t for t in _copay_captures(rec["processor_log"], "2026")
+                 if t["timestamp"][:10] < old_dos]
+        paid = sum(int(round(float(t["amount"]) * 100)) for t in early)
+        before_old = (int(round(float(old_eob["accumulators"]["oop_met_ytd"]) * 100))
+                      - int(round(float(old_eob["totals"]["patient_responsibility"]) * 100)))
+        counted = rec["plan_document"]["member_accumulators"]["claims_counted_ytd"]
+        if before_old < paid or counted < len(early) + 1:
+            bad.append((sc["case"]["case_id"], before_old, paid, counted, len(early)))
+    assert not bad, bad[:5]
+
+
+def test_an_eob_deductible_occurs_with_every_finding(fresh: list[dict[str, Any]]) -> None:
+    """An EOB that applied deductible occurs in every finding (an ignored cap too, where the
+    plan's copays filled the maximum), so the deductible's presence alone never rules a
+    finding out; where an EOB applies it, it is on a line without a copay."""
+    share: dict[str, list[bool]] = collections.defaultdict(list)
+    misplaced = []
+    for sc in fresh:
+        eob = _records(sc)["eob"]
+        share[_finding(sc)].append(any(float(ln["deductible"]) > 0 for ln in eob["lines"]))
+        misplaced += [sc["case"]["case_id"] for ln in eob["lines"]
+                      if float(ln["deductible"]) > 0 and float(ln["copay"]) > 0]
+    low = {f: round(mean(v), 3) for f, v in share.items() if mean(v) < 0.1}
+    assert not low and not misplaced, (low, misplaced[:5])
