@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import datetime as dt
 import json
 import math
 import os
@@ -1789,9 +1790,9 @@ def test_em_practice_tables_and_months_do_not_tell_the_branch(
     """Round 5's red team decided the E/M visits by two learned tables, (billing practice,
     the entry's place word) and (date-of-service month, entry month), fitted on train (7
     practice names; earlier visits 7-42 days back). Practice names are now drawn per
-    scenario from 540, and earlier visits lie in the date of service's month: the tables fit
-    on train's indicator-1 E/M visits stay within 0.10 of the modal share on dev and test,
-    and no entry is dated in another month. The place word alone agrees with "this group"
+    scenario from 540, and earlier visits lie 2-5 business days back (round 7): the tables
+    fit on train's indicator-1 E/M visits stay within 0.10 of the modal share on dev and
+    test. The place word alone agrees with "this group"
     about equally in both branches (the group's other office; another group in its town),
     an urgent care manages no chronic problem, and every carried-forward visit is in the
     account history."""
@@ -1805,7 +1806,9 @@ def test_em_practice_tables_and_months_do_not_tell_the_branch(
             m = STAMP.search(next(t for c, t in _notes(s).items() if c.startswith("992")))
             assert m
             dos = prov["date_of_service"]
-            assert m[1] == dos[5:7], (s["seed"], m[0], dos)  # the same month
+            entry = f"{m[3]}-{m[1]}-{m[2]}"  # today, or 2-5 business days back
+            back = gen._recent_days(dt.date.fromisoformat(dos))
+            assert entry == dos or dt.date.fromisoformat(entry) in back, (s["seed"], m[0], dos)
             place = m[5].rsplit(" ", 1)[0].removesuffix(" Walk-In")
             billing = prov["provider"]["name"]
             out.append(((billing, place), (dos[5:7], m[1]), v["distinct_documented"],

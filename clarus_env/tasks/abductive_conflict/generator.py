@@ -209,6 +209,52 @@ def _split_layout(split: str) -> dict[int, tuple[str, bool]]:
     return out
 
 
+# the business days a date of service is drawn from (2026, after mid-February: every EOB,
+# and the 180-day appeal window, fall inside the year)
+SERVICE_DAYS = tuple(d for d in (dt.date(2026, 2, 16) + dt.timedelta(days=k) for k in range(150))
+                     if is_business_day(d))
+_SLOTS: dict[str, dict[int, tuple[int, int]]] = {}
+
+
+def _date_slot(seed: int) -> tuple[int, int] | None:
+    """The seed's rank and the count of seeds in its (branch, family) cell of its split,
+    ranked by a third SHA-256; None outside every split. The date of service is drawn in the
+    rank's share of ``SERVICE_DAYS`` (a stratified draw), so every cell spreads its dates of
+    service alike over the months and the days of the month: a split's chance imbalance no
+    longer lets a date of service's month or day stand in for the branch (round 7: train's
+    office visits that were not distinct had 40 dates of service by the 10th against 29, and
+    dev's and test's leaned the same way by chance; a (month, entry month) table learned it)."""
+    split = split_of(seed, TASK)
+    if split is None:
+        return None
+    key = f"{split}:{scenario_salt()}"
+    if key not in _SLOTS:
+        if key not in _BRANCHES:
+            _BRANCHES[key] = _split_branches(split)
+        if key not in _LAYOUTS:
+            _LAYOUTS[key] = _split_layout(split)
+        cells: dict[tuple[str, str], list[int]] = {}
+        for s, branch in _BRANCHES[key].items():
+            cells.setdefault((branch, _LAYOUTS[key][s][0]), []).append(s)
+        slots: dict[int, tuple[int, int]] = {}
+        for members in cells.values():
+            ranked = sorted(members, key=lambda x: _sha(_rank_key(x) + ":date"))
+            slots.update((s, (i, len(ranked))) for i, s in enumerate(ranked))
+        _SLOTS[key] = slots
+    return _SLOTS[key][seed]
+
+
+def _service_date(seed: int, rng: random.Random) -> dt.date:
+    """The date of service: a business day (no weekend or federal holiday: domain review),
+    uniform over ``SERVICE_DAYS``; within a split, in the seed's stratum (``_date_slot``)."""
+    slot = _date_slot(seed)
+    if slot is None:
+        return rng.choice(SERVICE_DAYS)
+    i, n = slot
+    return SERVICE_DAYS[min(len(SERVICE_DAYS) - 1,
+                            int((i + rng.random()) * len(SERVICE_DAYS) / n))]
+
+
 def layout_of(seed: int, rng: random.Random, branch: str) -> tuple[str, bool]:
     """The seed's family and line order: fixed by its split's layout (above); a seed outside
     every split draws both from ``rng``."""
@@ -882,12 +928,28 @@ def _place_kind(name: str) -> tuple[str, str]:
     return name[: -len(kind)].rstrip(), kind
 
 
+# the share of groups that run a second office in their own town under another kind of
+# practice (a family medicine group's urgent care down the street). It equals the share of
+# another practice's entries that name a group in the billing name's town (1 - ALIAS_SHARE),
+# so an entry naming the billing town under another kind of practice is this group's other
+# office as often as another group's: round 6's red team read "another group in town" off
+# the kind (the billing place word under another kind named only another practice, 31% of
+# the visits that were not distinct against none of those that were)
+SAME_TOWN_OFFICE = 0.5
+
+
 def _group_offices(home: str, kinds: tuple[str, ...], rng: random.Random) -> list[str]:
-    """The billing group's offices: its own name first, then one or two more offices under
-    other place words (a group often runs an office, or an urgent care, in the next town)."""
-    place, _ = _place_kind(home)
-    others = rng.sample([p for p in PLACES if p != place], rng.choice((1, 2)))
-    return [home, *(f"{p} {rng.choice(kinds)}" for p in others)]
+    """The billing group's offices: its own name first, then one or two more offices, one of
+    them in its own town under another kind of practice in ``SAME_TOWN_OFFICE`` of the
+    groups, the others under other place words (a group often runs an office, or an urgent
+    care, in the next town)."""
+    place, home_kind = _place_kind(home)
+    n = rng.choice((1, 2))
+    others = [f"{p} {rng.choice(kinds)}"
+              for p in rng.sample([p for p in PLACES if p != place], n)]
+    if rng.random() < SAME_TOWN_OFFICE:
+        others[rng.randrange(n)] = f"{place} {rng.choice([k for k in kinds if k != home_kind])}"
+    return [home, *others]
 
 
 def practice_short(name: str) -> str:
@@ -922,8 +984,8 @@ def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, offices: list[s
     Managed at this visit (a separately identifiable E/M): on the date of service by the
     rendering clinician at one of the billing group's offices (``offices``: listed in the
     provider record; the group bills every office's encounters). Not managed, two ways:
-    - by the rendering clinician at one of the group's offices at an earlier visit this
-      month, carried forward (half of them);
+    - by the rendering clinician at one of the group's offices at an earlier visit 2-5
+      business days before (``RECENT_BUSINESS_DAYS``), carried forward (half of them);
     - on the date of service by a clinician of *another* practice, whose plan today's note
       only records (AMA 2021 E/M guidelines: a notation that another professional manages
       the problem, without additional assessment or care coordination documented, is not a
@@ -935,24 +997,26 @@ def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, offices: list[s
     Hard cases at equal rates: an entry of this group names its other office (another place
     word, ``ALIAS_SHARE``), an entry of another practice shares the billing name's place word
     under another kind of practice (another group in the same town) as often. Earlier visits
-    are dated within the date of service's month, so the month never says "not today"; only
-    the date against the date of service, the assessor against the rendering clinician and
-    the office against the group's list decide together. (Round 5's red team: tables of
-    (billing, entry) practice names from 7 names, and the entry's month, decided.)"""
-    earlier = [dos - dt.timedelta(days=k) for k in range(2, dos.day)
-               if is_business_day(dos - dt.timedelta(days=k))]
+    are drawn a few business days back, so neither the entry's month nor its day of the month
+    says "not today" by itself; only the date against the date of service, the assessor
+    against the rendering clinician and the office against the group's list decide together.
+    (Round 5's red team: tables of (billing, entry) practice names from 7 names, and the
+    entry's month, decided; round 6's: the entry's day of the month.)"""
+    earlier = _recent_days(dos)
     kind = "managed" if managed else rng.choice(("earlier", "other"))
-    if kind == "earlier" and not earlier:  # the first days of a month: no earlier visit
-        kind = "other"
     by = rendering
     home_place, home_kind = _place_kind(offices[0])
     if kind in ("managed", "earlier"):
-        where = rng.choice(offices[1:]) if rng.random() < ALIAS_SHARE else offices[0]
+        # the group's other office: its office in its own town where it has one
+        town = [o for o in offices[1:] if _place_kind(o)[0] == home_place]
+        where = ((town[0] if town else rng.choice(offices[1:])) if rng.random() < ALIAS_SHARE
+                 else offices[0])
     else:
         by = _other_clinician(rendering, rng)
         taken = {_place_kind(o)[0] for o in offices}
         if rng.random() < 1 - ALIAS_SHARE:  # another group in the billing name's town
-            where = f"{home_place} {rng.choice([k for k in kinds if k != home_kind])}"
+            mine = {_place_kind(o)[1] for o in offices if _place_kind(o)[0] == home_place}
+            where = f"{home_place} {rng.choice([k for k in kinds if k not in mine])}"
         else:
             where = f"{rng.choice([p for p in PLACES if p not in taken])} {rng.choice(kinds)}"
     when = rng.choice(earlier) if kind == "earlier" else dos
@@ -960,6 +1024,33 @@ def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, offices: list[s
     return (f"{rng.choice(ASSESSED).format(date=f'{when:%m/%d/%Y}')} by "
             f"{_assessor_form(by, rng)}, {practice_short(where)}; "
             f"{rng.choice(ENTERED).format(by=who)}"), (when if kind == "earlier" else None)
+
+
+# how far back the earlier visit of a carried-forward entry (and the account's recent visit
+# in every office-visit scenario) lies: 2 to 5 business days before the date of service,
+# in this month or the last. Round 6 kept it in the date of service's month (round 5's red
+# team read "not today" off the entry's month), which put every carried-forward entry early
+# in its month: the entry's day of the month alone told the branch (round 6's red team;
+# entries dated the 10th or earlier: 62 of 112 not distinct against 29 of 112 on train). A
+# date drawn a few business days back from a date of service spread over five months has
+# the same day-of-month law as the date of service itself. The month then differs from the
+# date of service's in about a sixth of the carried-forward entries (a twelfth of the visits
+# that were not distinct), where another date than the date of service says "not today"
+# anyway; the window is short so that a (month, month) table learns little from it (2-10
+# business days back crossed a month in a third of them: that table passed 0.64 on dev's
+# 28 visits against 0.50)
+RECENT_BUSINESS_DAYS = range(2, 6)
+
+
+def _recent_days(dos: dt.date) -> list[dt.date]:
+    """The business days that lie ``RECENT_BUSINESS_DAYS`` business days before ``dos``."""
+    out: list[dt.date] = []
+    day = dos
+    while len(out) < RECENT_BUSINESS_DAYS.stop - 1:
+        day -= dt.timedelta(days=1)
+        if is_business_day(day):
+            out.append(day)
+    return out[RECENT_BUSINESS_DAYS.start - 1:]
 
 
 def _other_clinician(rendering: str, rng: random.Random) -> str:
@@ -1689,9 +1780,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # dates: service in 2026 after mid-February, EOB 2-5 weeks later, today well inside
     # the 180-day internal-appeal window
     # an office practice's business day (no weekend or federal holiday: domain review)
-    while not is_business_day(dos := dt.date(2026, 2, 16) + dt.timedelta(
-            days=rng.randrange(150))):
-        pass
+    dos = _service_date(seed, rng)
     submitted = dos + dt.timedelta(days=rng.randrange(1, 8))
     processed = submitted + dt.timedelta(days=rng.randrange(10, 29))
     today = processed + dt.timedelta(days=rng.randrange(12, 90))
@@ -1704,7 +1793,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # an older, unrelated, fully processed office visit: the distractor, and what it put
     # toward this year's deductible and out-of-pocket maximum
     prior_code = rng.choice(PRIOR_CODES.get(story["specialty"], PRIOR_E_M))
-    prior_dos = dt.date(2026, 1, 5) + dt.timedelta(days=rng.randrange(30))
+    # (in January: the recent visit of an office-visit account lies from February 2 on)
+    prior_dos = dt.date(2026, 1, 5) + dt.timedelta(days=rng.randrange(25))
     prior_fee = _fee(ref, data, prior_code, loc)
     prior_share = patient_share(prior_code, prior_fee, plan, plan["deductible"], plan["oop_max"])
     prior_met = deductible_credit(prior_share, plan, plan["deductible"])
@@ -1725,19 +1815,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     n_paid, n_denied = (1, 2) if paid_first else (2, 1)
     # the clinician who rendered (and signs) the claim's services, in every scenario
     provider["rendering_clinician"] = _clinician(rng, story["specialty"])
-    recent = None  # an earlier visit this month at the group (office visits only)
+    recent = None  # a recent earlier visit at the group (office visits only)
     if "assessed_today" in story:  # the visit's other problem: who assessed it, and when
         provider["offices"] = _group_offices(practice, story["kinds"], rng)
         stamp, cited = _assessed_stamp(story["assessed_today"], dos,
                                        provider["rendering_clinician"], provider["offices"],
                                        story["kinds"], rng)
         story["notes"] = {c: t.replace(ASSESSED_SLOT, stamp) for c, t in story["notes"].items()}
-        # the account lists an earlier visit this month in every office-visit scenario: the
+        # the account lists a recent earlier visit in every office-visit scenario: the
         # one a carried-forward entry came from (domain review: it was missing), otherwise
         # another drawn alike
-        days = [dos - dt.timedelta(days=k) for k in range(2, dos.day)
-                if is_business_day(dos - dt.timedelta(days=k))]
-        recent = cited or (rng.choice(days) if days else None)
+        recent = cited or rng.choice(_recent_days(dos))
     # the claim lists the patient's other conditions too (3 or 4 diagnoses in all), so the
     # length of the list says nothing about how many problems the visit managed
     dxs = list(story["dxs"])

@@ -1,0 +1,161 @@
+"""abductive_conflict, issue 8 round 7: the office-visit cues round 6's red team read, each
+pinned by its law over scenarios outside every split (so a split's chance draw cannot hide
+a regression).
+
+- The carried-forward entry's day of the month: round 6 kept the earlier visit in the date
+  of service's month, so every carried-forward entry was dated early in its month (62 of 112
+  entries of the visits that were not distinct dated the 10th or earlier on train, against
+  29 of 112). Earlier visits are now 2-5 business days back, in this month or the last.
+- "Another group in town": the billing name's place word under another kind of practice
+  named only another group (31% of the visits that were not distinct, none of the others).
+  Half of the groups now run an office in their own town under another kind, and an entry of
+  this group naming another office names that one where it exists.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import math
+import random
+import re
+from typing import Any
+
+import pytest
+
+from clarus_env.reference import open_reference
+from clarus_env.scenario import compile_scenario
+from clarus_env.scenario_store import load_scenario
+from clarus_env.splits import seeds
+from clarus_env.tasks.abductive_conflict import generator as gen
+from clarus_env.tasks.us_calendar import is_business_day
+
+TASK = "abductive_conflict"
+# the E/M entry's stamp: date, assessor, practice (as in test_task_abductive_conflict.STAMP)
+STAMP = re.compile(r"(\d\d)/(\d\d)/(\d{4}) by (.+?), ([^,;]+); [a-z' ]+note(?: by ([^)]+))?\)")
+
+
+@pytest.fixture(scope="module")
+def visits() -> list[dict[str, Any]]:
+    """Every office-visit scenario among 3,000 seeds outside every split: its date of
+    service, the entry's date, whether the entry is the rendering clinician's (this group)
+    and where it was made, against the billing practice and its offices."""
+    ref = open_reference()
+    out = []
+    for seed in range(7_100_000, 7_103_000):
+        s = compile_scenario(TASK, seed, ref)
+        if s["variant"]["family"] != "em":
+            continue
+        prov = next(a for a in s["artifacts"]
+                    if a["type"] == "provider_record" and not a["distractor"])["data"]
+        note = next(n for n in prov["notes"] if re.match(r"Line \d \(992", n))
+        m = STAMP.search(note)
+        assert m, note
+        rendering = prov["provider"]["rendering_clinician"]
+        surname = rendering.split(",")[0].split(" ", 1)[1]
+        out.append({"dos": dt.date.fromisoformat(prov["date_of_service"]),
+                    "entry": dt.date(int(m[3]), int(m[1]), int(m[2])),
+                    "distinct": s["variant"]["distinct_documented"],
+                    "mine": surname in m[4], "where": m[5],
+                    "billing": prov["provider"]["name"],
+                    "history": {h["date_of_service"]
+                                for h in prov["statement"]["account_history"]}})
+    assert len(out) > 500, len(out)
+    return out
+
+
+def _within(k1: int, n1: int, k2: int, n2: int, sigmas: float = 3.0) -> bool:
+    """Two shares equal within ``sigmas`` standard errors of their difference."""
+    p = (k1 + k2) / (n1 + n2)
+    se = math.sqrt(max(p * (1 - p), 1e-9) * (1 / n1 + 1 / n2))
+    return abs(k1 / n1 - k2 / n2) <= sigmas * se
+
+
+def test_the_entry_day_of_the_month_has_one_law(visits: list[dict[str, Any]]) -> None:
+    """The entry's day of the month is drawn alike whether the visit managed the problem or
+    not: the share dated in each third of the month agrees within 3 s.e., and so does the
+    carried-forward entries' (the earlier visit's) with the dates of service's. Each
+    carried-forward entry is 2-5 business days back and in the account history."""
+    back = [v for v in visits if v["entry"] != v["dos"]]
+    assert len(back) > 100, len(back)
+    for v in back:
+        assert not v["distinct"] and v["mine"]
+        business = [d for d in (v["dos"] - dt.timedelta(days=k) for k in range(1, 15))
+                    if is_business_day(d)]
+        assert v["entry"] in business[1:5], (v["dos"], v["entry"])
+        assert v["entry"].isoformat() in v["history"]
+    for lo, hi in ((1, 10), (11, 20), (21, 31)):
+        def count(rows: list[dict[str, Any]], key: str) -> int:
+            return sum(lo <= r[key].day <= hi for r in rows)  # noqa: B023
+        yes = [v for v in visits if v["distinct"]]
+        no = [v for v in visits if not v["distinct"]]
+        assert _within(count(yes, "entry"), len(yes), count(no, "entry"), len(no)), (lo, hi)
+        assert _within(count(back, "entry"), len(back), count(visits, "dos"), len(visits)), \
+            (lo, hi, count(back, "entry") / len(back))
+
+
+def test_an_office_in_the_billing_town_is_as_often_this_groups(
+        visits: list[dict[str, Any]]) -> None:
+    """Among entries that do not name the billing office itself, the share naming the
+    billing name's town under another kind of practice is the same for this group's entries
+    (its office in its own town) as for another practice's (another group in that town),
+    within 3 s.e. Such an office is never the billing office, and another practice's entry
+    never names an office of the group's list."""
+    counts = {True: [0, 0], False: [0, 0]}
+    for v in visits:
+        home = gen.practice_short(v["billing"])
+        if v["where"] == home:
+            assert v["mine"]
+            continue
+        place = gen._place_kind(v["billing"])[0]
+        town = v["where"].startswith(place + " ")
+        counts[v["mine"]][0] += town
+        counts[v["mine"]][1] += 1
+    (k1, n1), (k2, n2) = counts[True], counts[False]
+    assert n1 > 100 and n2 > 100, (n1, n2)
+    assert _within(k1, n1, k2, n2), (k1 / n1, k2 / n2)
+    assert 0.35 <= k1 / n1 <= 0.65, k1 / n1
+
+
+def test_another_practice_never_takes_a_group_office_name() -> None:
+    """A group's office in its own town is of another kind than the billing office (one
+    name, one office), and an entry of another practice never names one of the group's
+    offices, while this group's entries always do."""
+    rng = random.Random(7)
+    dos = dt.date(2026, 4, 15)
+    rendering = "Dana Reyes, DO"
+    for _ in range(3000):
+        home = f"{rng.choice(gen.PLACES)} {rng.choice(gen.EM_KINDS)}"
+        offices = gen._group_offices(home, gen.EM_KINDS, rng)
+        assert len({gen._place_kind(o) for o in offices}) == len(offices), offices
+        stamp, _ = gen._assessed_stamp(rng.random() < 0.5, dos, rendering, offices,
+                                       gen.EM_KINDS, rng)
+        m = STAMP.search(f"({stamp})")
+        assert m, stamp
+        mine = "Reyes" in m[4]
+        assert (m[5] in {gen.practice_short(o) for o in offices}) is mine, (stamp, offices)
+
+
+def test_dates_of_service_are_spread_alike_in_every_cell() -> None:
+    """The date of service is a stratified draw within each (branch, family) cell of a split
+    (``generator._date_slot``): in every split and family, the indicator-1 scenarios that
+    document a distinct service and those that do not have about as many dates of service in
+    each month (within 4; two cells a side, each within one of its share). Round 6's train
+    split drew them at random: its office visits that were not distinct had 16 April dates
+    against 28."""
+    for split in ("train", "dev", "test"):
+        months: dict[tuple[str, bool], collections.Counter[str]] = collections.defaultdict(
+            collections.Counter)
+        for seed in seeds(split, TASK):
+            s = load_scenario(TASK, seed)
+            v = s["variant"]
+            if v["branch"] not in ("b", "c", "a1m", "a1n"):
+                continue
+            claim = next(a for a in s["artifacts"]
+                         if a["type"] == "claim_record" and not a["distractor"])["data"]
+            months[(v["family"], v["distinct_documented"])][claim["date_of_service"][5:7]] += 1
+        for fam in ("em", "proc", "therapy"):
+            yes, no = months[(fam, True)], months[(fam, False)]
+            assert sum(yes.values()) > 10, (split, fam)
+            for m in set(yes) | set(no):
+                assert abs(yes[m] - no[m]) <= 4, (split, fam, m, yes[m], no[m])
