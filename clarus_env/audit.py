@@ -378,6 +378,8 @@ def train_views(train: TrainSet) -> list[dict[str, Any]]:
 
 
 DATE_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2}))?")
+# a timestamp's printed offset from UTC, at its end: Z, +10:00, -0500
+UTC_OFFSET = re.compile(r"\d(?:Z|([+-])(\d{2}):?(\d{2}))$")
 TEXT_TOKEN = re.compile(r"[a-z][a-z'-]*|\d+(?:[:.,/]\d+)*")
 MAX_CATEGORIES = 32  # a categorical leaf with more values on train is an id or a name
 MIN_SHARE = 0.01  # a leaf seen in fewer train views cannot be learned from
@@ -437,6 +439,10 @@ class Leaves:
     holidays: dict[str, float] = field(default_factory=dict)
     # per record, how often each word occurs across all its strings (``record_word_counts``)
     counts: dict[str, float] = field(default_factory=dict)
+    # the same counts split by the year of the item each string sits in (``record_year_counts``)
+    year_counts: dict[str, float] = field(default_factory=dict)
+    # each timestamp's hour in UTC, where the timestamp prints its offset (``Z``, ``+10:00``)
+    utc_hours: dict[str, float] = field(default_factory=dict)
 
 
 def _walk(obj: Any, path: str, out: Leaves) -> None:
@@ -472,12 +478,24 @@ def _walk(obj: Any, path: str, out: Leaves) -> None:
                 out.holidays[f"{path}@until_holiday"] = float(until)
                 out.holidays[f"{path}@holiday"] = float(min(since, until))
                 if m.group(2):
-                    out.dates[f"{path}@hour"] = int(m.group(2)) + int(m.group(3)) / 60
+                    hour = int(m.group(2)) + int(m.group(3)) / 60
+                    out.dates[f"{path}@hour"] = hour
+                    offset = UTC_OFFSET.search(text)
+                    if offset:
+                        out.utc_hours[path] = (hour - _offset_hours(offset)) % 24
                 return
         if len(text) <= 40:
             out.labels[path] = text
         if " " in text and len(TEXT_TOKEN.findall(text.lower())) >= 3:
             out.texts[path] = text  # words, not an id such as CLR-183464-SWFM
+
+
+def _offset_hours(m: re.Match[str]) -> float:
+    """A printed UTC offset (``UTC_OFFSET``'s match) in hours; Z is 0."""
+    if not m.group(1):
+        return 0.0
+    hours = int(m.group(2)) + int(m.group(3)) / 60
+    return hours if m.group(1) == "+" else -hours
 
 
 def _count_words(obj: Any, counts: Counter[str]) -> None:
@@ -504,6 +522,53 @@ def record_word_counts(record: Any) -> Counter[str]:
     return counts
 
 
+YEAR_BUCKETS = ("this_year", "last_year", "older", "undated")
+
+
+def _own_date(obj: dict[str, Any]) -> dt.date | None:
+    """The first date printed among an object's own values (not in nested ones)."""
+    for v in obj.values():
+        if isinstance(v, str):
+            m = DATE_TIME.match(v.strip())
+            if m:
+                try:
+                    return dt.date.fromisoformat(m.group(1))
+                except ValueError:
+                    continue
+    return None
+
+
+def _count_words_by_year(obj: Any, bucket: str, current: int, counts: Counter[str]) -> None:
+    if isinstance(obj, dict):
+        own = _own_date(obj)
+        if own is not None:
+            gap = current - own.year
+            bucket = YEAR_BUCKETS[0 if gap <= 0 else 1 if gap == 1 else 2]
+        for v in obj.values():
+            _count_words_by_year(v, bucket, current, counts)
+    elif isinstance(obj, list):
+        for v in obj:
+            _count_words_by_year(v, bucket, current, counts)
+    elif isinstance(obj, str):
+        text = obj.strip()
+        if not MONEYISH.match(text) and not DATE_TIME.match(text):
+            counts.update(f"{bucket}~{w}" for w in WORD_ONLY.findall(text.lower()))
+
+
+def record_year_counts(record: Any, current: int) -> Counter[str]:
+    """``record_word_counts`` split by the year of the item each string sits in, relative to
+    ``current`` (the view's own year: the one most of its dates print — not the latest, as a
+    deadline's due date often falls in the next year): the words of an object (a list item,
+    the record itself) go to the bucket of the first date among its own values —
+    ``this_year`` (or later), ``last_year``, ``older`` — and, where it prints none, to that
+    of the nearest enclosing object that does, else to ``undated``. Totals cannot tell "two copay
+    captures this year" from "one this year, one last year"; red team round 6 passed
+    deductive 0.328 (cap 0.25) on that count."""
+    counts: Counter[str] = Counter()
+    _count_words_by_year(record, YEAR_BUCKETS[3], current, counts)
+    return counts
+
+
 def view_leaves(view: dict[str, Any]) -> Leaves:
     """Every leaf of every record in a view (the complaint is the NB shortcut's), by kind."""
     out = Leaves()
@@ -513,6 +578,14 @@ def view_leaves(view: dict[str, Any]) -> Leaves:
             _walk(records[t], t, out)
             out.counts.update((f"{t}~{w}", float(c))
                               for w, c in record_word_counts(records[t]).items())
+    years = Counter(dt.date.fromordinal(int(v)).year for k, v in out.dates.items()
+                    if k.endswith("@day"))
+    # the view's own year: the one most of its dates print (ties: the later)
+    current = max(years.items(), key=lambda kv: (kv[1], kv[0]))[0] if years else 0
+    for t in sorted(records):
+        if records[t]:
+            out.year_counts.update((f"{t}~{w}", float(c))
+                                   for w, c in record_year_counts(records[t], current).items())
     return out
 
 
@@ -609,7 +682,7 @@ class LeafMatrix:
         for k in sorted(values):
             vs = values[k]
             distinct = set(vs)
-            if (len(vs) < (WORD_MIN_DOCS if k.startswith(("w:", "k:")) else MIN_SHARE * n)
+            if (len(vs) < (WORD_MIN_DOCS if k.startswith(("w:", "k:", "y:")) else MIN_SHARE * n)
                     or (len(distinct) < 2 and len(vs) == n) or k in capped):
                 continue
             if isinstance(vs[0], str):
@@ -625,7 +698,7 @@ class LeafMatrix:
         # presence columns (a word, a one-hot category) and word counts read 0 where absent,
         # not missing
         self.present = [i for i, k in enumerate(self.columns)
-                        if k.startswith(("w:", "k:")) or (onehot and k.startswith("c:"))]
+                        if k.startswith(("w:", "k:", "y:")) or (onehot and k.startswith("c:"))]
 
     @staticmethod
     def _capped(values: dict[str, list[Any]], n: int) -> set[str]:
@@ -634,7 +707,7 @@ class LeafMatrix:
         (a count absent from a view is 0 there) and note numbers printed in the most train
         views. Other families are never capped."""
         out: set[str] = set()
-        for prefix in ("k:", "t:"):
+        for prefix in ("k:", "y:", "t:"):
             spread = []
             for k, vs in values.items():
                 if not k.startswith(prefix):
@@ -670,6 +743,8 @@ class LeafMatrix:
                     row.update((f"w:{p}~{w}", 1.0) for w in words(lv.texts[p]))
         if "wordcounts" in self.kinds:
             row.update((f"k:{k}", v) for k, v in lv.counts.items())
+        if "yearcounts" in self.kinds:
+            row.update((f"y:{k}", v) for k, v in lv.year_counts.items())
         if "notenumbers" in self.kinds:
             for p in self.free:
                 if p in lv.texts:
@@ -786,7 +861,10 @@ LEARNED_AGENTS: dict[str, tuple[str, ...]] = {
     # minutes and durations, memorized rather than compared; the numeric leaves' noise cost
     # it 0.15 on abductive)
     "gb_wordcounts": ("wordcounts",), "gb_wordcounts_numbers": ("numbers", "wordcounts"),
-    "note_numbers": ("labels", "notenumbers")}
+    "note_numbers": ("labels", "notenumbers"),
+    # round 7 (red team round 6): the word counts split by the year of the item they sit in
+    # (this year's copay captures, not all of them), with the numeric leaves
+    "gb_wordcounts_years": ("numbers", "yearcounts")}
 # the learner each of them uses where it is not boosted trees
 LEARNER: dict[str, str] = {"rf_words": "forest", "note_numbers": "boosted_full"}
 
@@ -856,7 +934,8 @@ def learned_rule(train: TrainSet, kinds: tuple[str, ...], model: str = "boosted"
     matrix = LeafMatrix(kinds, leaves, onehot=model == "forest")
     if not matrix.columns or any(k in kinds and not any(c.startswith(p) for c in matrix.columns)
                                  for k, p in (("overlap", "o:"), ("words", "w:"),
-                                              ("wordcounts", "k:"), ("notenumbers", "t:"))):
+                                              ("wordcounts", "k:"), ("yearcounts", "y:"),
+                                              ("notenumbers", "t:"))):
         return None
     fit = forest if model == "forest" else functools.partial(
         boosted_trees_full if model == "boosted_full" else boosted_trees,
@@ -1026,12 +1105,44 @@ PAIR_DATES = 24  # the date leaves the date relation learner compares pairwise
 DATE_PRESENT = 0.1  # ... among those printed in at least this share of train views
 
 
+@functools.cache
+def _holiday_array(lo: int, hi: int) -> Any:
+    import numpy as np
+
+    return np.array([h.isoformat() for y in range(lo, hi + 1) for h in federal_holidays(y)],
+                    dtype="datetime64[D]")
+
+
+def business_day_index(ordinals: Any) -> Any:
+    """Each date (a proleptic ordinal, NaN where missing) as the number of business days —
+    Monday to Friday, the audit's own observed federal holidays off — from 2000-01-01 to it:
+    the difference of two indices is the business days between the two dates
+    (``numpy.busday_count``), so every pair costs one subtraction. The holidays cover every
+    year from 2000 to the data's span, so the count is the same whatever rows are asked."""
+    import numpy as np
+
+    x = np.asarray(ordinals, dtype=float)
+    out = np.full(x.shape, np.nan)
+    ok = ~np.isnan(x)
+    if not ok.any():
+        return out
+    epoch = dt.date(2000, 1, 1).toordinal()
+    days = (x[ok].astype(np.int64) - dt.date(1970, 1, 1).toordinal()).astype("datetime64[D]")
+    lo = min(2000, dt.date.fromordinal(int(x[ok].min())).year) - 1
+    hi = max(2000, dt.date.fromordinal(int(x[ok].max())).year) + 1
+    start = np.datetime64(dt.date.fromordinal(epoch).isoformat(), "D")
+    out[ok] = np.busday_count(start, days, holidays=_holiday_array(lo, hi))
+    return out
+
+
 class DateMatrix:
     """The ``PAIR_DATES`` date leaves printed in the most train views, every pairwise
-    difference in days between them, and each one's weekday and hour: the columns a learner
-    needs to find "this was sent two days after that" or "booked in the evening" without
-    knowing which date means what, business days or time zones. Columns constant or never
-    printed on train are dropped."""
+    difference between them in calendar days and in business days (Monday to Friday, the
+    observed federal holidays off: ``business_day_index``), and each one's weekday and hour —
+    in UTC where the timestamp prints its offset: the columns a learner needs to find "this
+    was sent two business days after that" or "booked in the evening" without knowing which
+    date means what, or any time zone. Columns constant or never printed on train are
+    dropped."""
 
     def __init__(self, leaves: list[Leaves]) -> None:
         import numpy as np
@@ -1041,7 +1152,8 @@ class DateMatrix:
                         if k.endswith("@day"))
         self.names = sorted((k for k, c in count.items() if c >= DATE_PRESENT * n),
                             key=lambda k: (-count[k], k))[:PAIR_DATES]
-        columns = [*(f"{a} - {b}" for a, b in itertools.combinations(self.names, 2)),
+        pairs = list(itertools.combinations(self.names, 2))
+        columns = [*(f"{a} - {b}" for a, b in pairs), *(f"{a} -bd {b}" for a, b in pairs),
                    *(f"{k}@{part}" for k in self.names for part in ("weekday", "hour"))]
         x = self._all(leaves)
         self.keep = [j for j in range(x.shape[1])
@@ -1057,9 +1169,14 @@ class DateMatrix:
                              for lv in leaves]).reshape(len(leaves), len(self.names))
 
         day = part("day")
-        out = [day[:, i:i + 1] - day[:, j:j + 1]
-               for i, j in itertools.combinations(range(len(self.names)), 2)]
+        business = business_day_index(day)
+        pairs = list(itertools.combinations(range(len(self.names)), 2))
+        out = [day[:, i:i + 1] - day[:, j:j + 1] for i, j in pairs]
+        out.extend(business[:, i:i + 1] - business[:, j:j + 1] for i, j in pairs)
         weekday, hour = part("weekday"), part("hour")
+        utc = np.array([[lv.utc_hours.get(k, np.nan) for k in self.names] for lv in leaves]
+                       ).reshape(len(leaves), len(self.names))
+        hour = np.where(np.isnan(utc), hour, utc)  # the printed hour where no offset is
         out.extend(m[:, i:i + 1] for i in range(len(self.names)) for m in (weekday, hour))
         return np.hstack(out) if out else np.empty((len(leaves), 0))
 
@@ -1069,11 +1186,13 @@ class DateMatrix:
 
 def pairwise_dates_rule(train: TrainSet) -> Decide | None:
     """The date relation learner (informational, like ``pairwise_numbers``): boosted trees
-    per outcome field over every pairwise difference in days between the view's dates, and
-    each date's weekday and hour (``DateMatrix``). It learns lags — how long after the
-    booking the estimate went out — which is what a deadline task asks for, without business
-    days, holidays or time zones: red team round 5 read adversarial's finding at 0.78 this
-    way. None without scikit-learn or two dates printed in 10% of train views."""
+    per outcome field over every pairwise difference between the view's dates in calendar and
+    in business days, and each date's weekday and UTC hour (``DateMatrix``). It learns lags —
+    how many business days after the booking the estimate went out — which is what a deadline
+    task asks for, without knowing which date means what or any time zone: red team round 5
+    read adversarial's finding at 0.78 this way, round 6 passed it 0.892 with the differences
+    and each timestamp's UTC hour. None without scikit-learn or two dates printed in 10% of
+    train views."""
     try:
         import sklearn  # noqa: F401
     except ImportError:
@@ -1349,6 +1468,11 @@ def shortcut_agents(task: str, train: TrainSet) -> dict[str, Callable[[], Any]]:
         rule = learned_rule(train, kinds, LEARNER.get(name, "boosted"))
         if rule is not None:
             out[name] = lambda rule=rule: H(decide=rule)
+    from .audit_learned import router_rule  # a module of its own; it builds on this one
+
+    router = router_rule(train)
+    if router is not None:
+        out["router_gb"] = lambda: H(decide=router)
     passmax = pass_rule(train)
     if passmax is not None:
         out["pass_maximiser"] = lambda: H(decide=passmax)
