@@ -1348,6 +1348,15 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     # the site-bearing code first: a repair or a nerve block follows the other procedure
     order = sorted((paid, denied), key=lambda c: (p[c].kind in ("nerve", "wound"), c != paid))
     first, second = order
+    # a simple repair beside a biopsy or an excision: in every branch the patient has that
+    # wound and a laceration; one is sutured (the repair line), the other closed with
+    # adhesive strips only, which CPT does not code as a repair. Distinct: the laceration
+    # was sutured (a separate wound, XS/59); not distinct: the lesion's own wound was (a
+    # simple repair of it is part of the biopsy or excision). The laceration's S-code is on
+    # the claim either way (round 7: it was there only when the laceration was sutured).
+    lacerated = p[first].kind == "skin" and p[second].kind == "wound"
+    lac: tuple[str, str] = ("", "")
+    told = distinct
     meas = {paid: _measure(paid, (paid, denied), rng)}
     meas[denied] = _measure(denied, (paid, denied), rng,
                             meas[paid].get("size", meas[paid].get("n", 0)))
@@ -1374,6 +1383,8 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
         sites[first], sides[first], site_dx = rng.choice(SITES[p[first].kind])
         dxs[first] = site_dx
         kind2 = p[second].kind
+        if lacerated:  # the laceration is placed as a distinct repair is, in every branch
+            distinct, told = True, distinct
         if kind2 == "muscle":  # trigger points away from the other procedure's site
             muscles = list(cat.MUSCLES)
             rng.shuffle(muscles)
@@ -1412,12 +1423,22 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             listed_dx = (rng.choice(p[second].dx) if p[second].dx
                          else "" if kind2 == "wound"  # no laceration the notes never show
                          else rng.choice(phantom)[2] if phantom else "")
+        if lacerated:
+            distinct = told
+            lac = (sites[second], dxs[second])
+            if not distinct:  # the sutures closed the biopsy or excision wound: the repair
+                # treats the lesion, the claim still lists the laceration (closed with strips)
+                sites[second], dxs[second], listed_dx = sites[first], "", lac[1]
     # each lesion (and a repaired wound) measured from its site's landmark
     where: dict[str, str] = {}
     where_measured = p[first].kind == "skin" and p[second].kind in ("skin", "wound")
     a1 = a2 = 0  # which aspect of the site (two per site, ``ASPECTS``)
     dist: dict[str, str] = {}  # each lesion's printed distance from the landmark
-    if where_measured:
+    lac_at: tuple[int, str] = (0, "")  # the laceration's aspect and printed distance
+    if lacerated:
+        a1, a2, dist1, dist2, lac_at = _lacerated_where(sites[first] == lac[0], distinct, rng)
+        dist = {first: dist1, second: dist2}
+    elif where_measured:
         a1 = rng.randrange(2)
         if sites[second] != sites[first]:
             a2 = rng.randrange(2)
@@ -1450,6 +1471,12 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             aspect = _side_form(ASPECTS[anchor_key][a][rng.randrange(2)], spelled[code])
             where[code] = (f"{shown[code]}, {aspect}, {'one of them ' if several else ''}"
                            f"{dist[code]} from the {anchor}")
+    lac_where = ""
+    if lacerated:  # the laceration as the repair's note writes it
+        anchor_key = next(k for k in ANCHORS if k in lac[0])
+        aspect = _side_form(ASPECTS[anchor_key][lac_at[0]][rng.randrange(2)], spelled[second])
+        lac_where = (f"{_side_form(_site_words(lac[0], rng), spelled[second])}, {aspect}, "
+                     f"{lac_at[1]} from the {ANCHORS[anchor_key]}")
     dx = _Dx()
     lines: dict[str, Any] = {}
     notes: dict[str, str] = {}
@@ -1483,6 +1510,11 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
         text = proc.text.format(site=where.get(code, shown[code]),
                                 size=meas[code].get("size", ""), n=n)
         notes[code] = text[0].upper() + text[1:] + "."
+        if lacerated and code == second:  # which wound the sutures closed: only the
+            # sutured wound's place, against the lesion's and the laceration's, says so
+            notes[code] += (f" Wounds today: the {LESION_WOUND[p[first].role]} wound and a "
+                            f"laceration on the {lac_where}, cleaned; the one not sutured "
+                            "closed with adhesive strips only.")
         lines[code] = {"dx": d, "mods": []}
     _contralateral(notes, {c: p[c].kind for c in order}, spelled, rng)
     for code in (paid, denied):
@@ -1508,6 +1540,32 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     return {"specialty": specialty, "dxs": dx.codes,
             "lines": {c: {"mods": v["mods"], "ptr": v["ptr"]} for c, v in lines.items()},
             "notes": notes, "lay": {paid: p[paid].lay, denied: p[denied].lay}}
+
+
+# the wound a biopsy or an excision leaves, as a repair's note names it
+LESION_WOUND = {"biopsy": "biopsy", "excise": "excision"}
+
+
+def _lacerated_where(one_site: bool, distinct: bool, rng: random.Random
+                     ) -> tuple[int, int, str, str, tuple[int, str]]:
+    """Where the lesion's wound, the sutured wound and the laceration are printed in a
+    repair-beside-a-lesion story: the lesion's aspect and distance, the sutured wound's, and
+    the laceration's (aspect, distance).
+
+    All three are printed at one distance from the landmark, each in cm or mm drawn on its
+    own; at one named site the laceration is on the other aspect (the opposite surface of
+    the limb, the other side of the spine). The sutured wound is on the laceration's aspect
+    (distinct) or the lesion's (not distinct). So the printed numbers have one law whatever
+    the branch (any two are equal exactly when their units are), and only the aspects,
+    each written in either of its two wordings, tell which wound the sutures closed.
+    (Drawing two wounds' distances apart, as two lesions' are, would make the sutured
+    wound's number match the laceration's more often in one story than in the other.)"""
+    d = rng.randrange(2, 15)
+    a_les = rng.randrange(2)
+    a_lac = 1 - a_les if one_site else rng.randrange(2)
+    a_sut = a_lac if distinct else a_les
+    les, sut, lac = (_distance(d, rng.random() < 0.5) for _ in range(3))
+    return a_les, a_sut, les, sut, (a_lac, lac)
 
 
 def _distance(cm: int, in_mm: bool) -> str:
