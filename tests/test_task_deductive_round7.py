@@ -148,3 +148,31 @@ def test_an_eob_deductible_occurs_with_every_finding(fresh: list[dict[str, Any]]
                       if float(ln["deductible"]) > 0 and float(ln["copay"]) > 0]
     low = {f: round(mean(v), 3) for f, v in share.items() if mean(v) < 0.1}
     assert not low and not misplaced, (low, misplaced[:5])
+
+
+def test_an_itemized_share_is_the_remittances_but_where_the_practice_recomputed_it(
+        fresh: list[dict[str, Any]]) -> None:
+    """A balance-billing practice's itemized statement printed each line's share as the
+    charge less the plan's payment (a visit line's share far above any copay: one field read
+    balance_billing at AUC 0.85). Every itemized line share is now the EOB's patient
+    responsibility for that line, except where the practice computed its own coinsurance on
+    the billed charge (that statement's coinsurance is the error); a balance-billing
+    statement's amount due still exceeds its itemized shares and the balance forward."""
+    bad, over = [], []
+    for sc in fresh:
+        rec = _records(sc)
+        stmt = rec["provider_record"]["statement"]
+        if "patient_share_lines" not in stmt or _finding(sc) == "coinsurance_on_billed:provider":
+            continue
+        eob = {ln["line"]: ln["patient_responsibility"] for ln in rec["eob"]["lines"]}
+        bad += [sc["case"]["case_id"] for it in stmt["patient_share_lines"]
+                if it["patient_share"] != eob[it["line"]]]
+        if _finding(sc) == "balance_billing":
+            # (a copay collected at check-in is off the amount due: at most the line copays)
+            cents = [round(float(it[k]) * 100) for it in stmt["patient_share_lines"]
+                     for k in ("patient_share", "copay")]
+            shares, copays = sum(cents[0::2]), sum(cents[1::2])
+            visit_part = (round(float(stmt["balance_due"]) * 100)
+                          - round(float(stmt["previous_balance"]) * 100))
+            over.append(visit_part + copays > shares)
+    assert not bad and over and all(over), (bad[:5], over.count(False))

@@ -1483,13 +1483,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     # -- provider record (with the statement) --------------------------------------------
     # itemized or not, independently of what went wrong; a balance-billing practice itemizes
-    # the plan's cost sharing but asks for everything the plan did not pay
+    # the plan's cost sharing as the remittance gave it but asks for everything its ledger
+    # leaves open (the write-off it failed to post included), so its itemized shares do not
+    # add up to the amount due (issue 8, round 7: its line share printed as billed less the
+    # plan's payment, a visit line's share far above any copay, read balance_billing at AUC
+    # 0.85 from that one field; the amount due against the shares and the ledger's write-offs
+    # against the EOB's CO-45 show it)
     share_items = None
     if rng.random() < 0.7:
         share_items = [{"line": ln["line"], "hcpcs": ln["hcpcs"], "copay": D(cs["copay"]),
                         "deductible": D(cs["deductible"]), "coinsurance": D(cs["coinsurance"]),
-                        "patient_share": D(ln["billed"] - cs["plan_paid"] - line_wo[ln["line"]]
-                                           if kind == "balance_billing" else cs["patient"])}
+                        "patient_share": D(cs["patient"])}
                        for ln, cs in zip(lines, stmt_shares, strict=True)]
     # the statement states the amount due after insurance (and, often, the patient share per
     # line); the postings behind it — charges, insurance payments, write-offs, payments — are
