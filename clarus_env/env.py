@@ -235,14 +235,11 @@ class ClarusEnv(EnvBase):
         case = scenario["case"]
         self._case = case
         self._case_fields = (case["case_id"], case["patient_complaint"], case["patient_name"])
-        self._artifacts = {a["artifact_id"]: a for a in scenario["artifacts"]}
-        self._refs = {a["artifact_id"]: a for a in scenario.get("references", [])}
-        self._by_key = {(a["type"], a["key"]): a for a in scenario["artifacts"]}
-        self._ref_by_key = {(a["type"], a["key"]): a for a in scenario.get("references", [])}
-        self._distractors = {a["artifact_id"] for a in scenario["artifacts"]
-                             if a.get("distractor")}
-        self._distractors.update(a["artifact_id"] for a in scenario.get("references", [])
-                                 if a.get("distractor"))
+        # one pass per list builds its id and (type, key) indexes and the distractor ids
+        distractors: set[str] = set()
+        self._artifacts, self._by_key = _index(scenario["artifacts"], distractors)
+        self._refs, self._ref_by_key = _index(scenario.get("references", []), distractors)
+        self._distractors = distractors
         self._last_draft: tuple[Any, ...] | None = None
         self._raised: set[str] = set()
         self._fetched: set[str] = set()
@@ -625,6 +622,22 @@ def _handlers(cls: type) -> dict[str, Any]:
     if table is None:
         table = _HANDLERS[cls] = {n: getattr(cls, "_do_" + n) for n in ACTIONS}
     return table
+
+
+def _index(records: list[dict[str, Any]], distractors: set[str]
+           ) -> tuple[dict[str, Any], dict[tuple[Any, Any], Any]]:
+    """``records`` by artifact id and by (type, key), a later record replacing an earlier one
+    as a dict comprehension would; the ids of distractor records are added to
+    ``distractors``. One loop, where a comprehension per index walked the list five times."""
+    by_id: dict[str, Any] = {}
+    by_key: dict[tuple[Any, Any], Any] = {}
+    for a in records:
+        aid = a["artifact_id"]
+        by_id[aid] = a
+        by_key[(a["type"], a["key"])] = a
+        if a.get("distractor"):
+            distractors.add(aid)
+    return by_id, by_key
 
 
 def _action_name(action: Any) -> str | None:

@@ -70,16 +70,18 @@ def _weekdays_after(d: dt.date, n: int) -> dt.date:
 
 
 def _weekdays_between(a: dt.date, b: dt.date) -> int:
-    n, d = 0, a
-    while d < b:
-        d += dt.timedelta(days=1)
-        if d.weekday() < 5:
-            n += 1
-    return n
+    """Weekdays in (a, b]: five per whole week, then the days left over one by one (the
+    day-by-day walk took ~9 µs a call for a booking weeks ahead of the service)."""
+    weeks, rest = divmod(max((b - a).days, 0), 7)
+    start = a.weekday()
+    return weeks * 5 + sum((start + i) % 7 < 5 for i in range(1, rest + 1))
+
+
+OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
 
 
 def _offset_hours(text: Any) -> int | None:
-    m = re.match(r"^([+-])(\d{2}):(\d{2})$", str(text or ""))
+    m = OFFSET.match(str(text or ""))
     if not m:
         return None
     return (-1 if m.group(1) == "-" else 1) * int(m.group(2))
