@@ -967,6 +967,12 @@ def test_domain_fixes(dev: list[dict[str, Any]], test_split: list[dict[str, Any]
                 assert r1 == r2
                 if v["distinct_documented"]:
                     assert de <= ps or pe <= ds
+                elif {e["paid_code"], e["denied_code"]} & catalog.EVALUATIONS:
+                    # an evaluation overlapped by a timed service that keeps 8+ minutes of
+                    # its own: its unit stands, the evaluation had no separate interval
+                    overlap = min(pe, de) - max(ps, ds)
+                    timed = (ps, pe) if e["denied_code"] in catalog.EVALUATIONS else (ds, de)
+                    assert overlap >= 1 and timed[1] - timed[0] - overlap >= 8, s["seed"]
                 else:  # the shorter service has fewer than 8 minutes of its own
                     # (outside the longer one's): no unit of its own (8-minute rule)
                     overlap = min(pe, de) - max(ps, ds)
@@ -1784,8 +1790,9 @@ def test_urgent_cares_do_no_planned_procedures(fresh: list[dict[str, Any]]) -> N
     assert urgent >= 5, urgent
 
 
+@pytest.mark.slow
 def test_em_practice_tables_and_months_do_not_tell_the_branch(
-        train: list[dict[str, Any]], test_split: list[dict[str, Any]],
+        ref: Any, train: list[dict[str, Any]], test_split: list[dict[str, Any]],
         dev: list[dict[str, Any]]) -> None:
     """Round 5's red team decided the E/M visits by two learned tables, (billing practice,
     the entry's place word) and (date-of-service month, entry month), fitted on train (7
@@ -1821,18 +1828,25 @@ def test_em_practice_tables_and_months_do_not_tell_the_branch(
         return out
 
     fit = rows(train)
+    # the law: 4,000 seeds outside every split (~750 visits); the month table reads ~0.55
+    # there against 0.51 (a carried-forward entry crosses a month in 1 of 12 visits that
+    # were not distinct). On a split's 28-48 visits a chance reader's accuracy has a
+    # standard error of 0.07-0.09, so a split is held to the bar plus one standard error
+    # (domain-review round 7's redraw: dev's month table 17/28, test's 0.583)
+    fresh = [compile_scenario(TASK, s, ref) for s in range(8_000_000, 8_004_000)]
     for key in (0, 1):
         table: dict[Any, collections.Counter[bool]] = collections.defaultdict(
             collections.Counter)
         for r in fit:
             table[r[key]][r[2]] += 1
         modal_fit = collections.Counter(r[2] for r in fit).most_common(1)[0][0]
-        for split in (dev, test_split):
+        for split, slack in ((fresh, 0.0), (dev, 1.0), (test_split, 1.0)):
             held = rows(split)
             base = max(collections.Counter(r[2] for r in held).values()) / len(held)
             acc = statistics.mean((table[r[key]].most_common(1)[0][0] if r[key] in table
                                    else modal_fit) == r[2] for r in held)
-            assert acc <= base + 0.10, (key, acc, base)
+            bar = base + 0.10 + slack * math.sqrt(0.25 / len(held))
+            assert acc <= bar, (key, len(held), acc, base)
     same = {d: [r[3] for r in fit if r[2] is d] for d in (True, False)}
     p1, p2 = statistics.mean(same[True]), statistics.mean(same[False])
     se = math.sqrt(0.25 * (1 / len(same[True]) + 1 / len(same[False])))

@@ -10,6 +10,10 @@ a regression).
   named only another group (31% of the visits that were not distinct, none of the others).
   Half of the groups now run an office in their own town under another kind, and an entry of
   this group naming another office names that one where it exists.
+- Domain review round 7: an evaluation beside a timed service, not distinct, left the timed
+  service under 8 minutes of its own (a corrected claim for the evaluation was as right as
+  the denial); another practice's name in the billing town was a synonym of the billing
+  office's ("Southpoint FP" beside "Southpoint Family Medicine").
 """
 
 from __future__ import annotations
@@ -225,3 +229,140 @@ def test_the_repair_note_has_one_vocabulary(repair_stories: list[dict[str, Any]]
     for word in set(words[True]) | set(words[False]):
         assert _within(words[True][word], count[True], words[False][word], count[False],
                        sigmas=4.0), (word, words[True][word], words[False][word], count)
+
+
+# -- domain review round 7 ------------------------------------------------------------------
+def _interval(note: str) -> tuple[int, int]:
+    """A therapy line's (start, end) minute, from any of its three written forms."""
+    m = re.search(r"(\d\d):(\d\d)(?:–| to )(\d\d):(\d\d)", note)
+    if m:
+        h1, m1, h2, m2 = map(int, m.groups())
+        return h1 * 60 + m1, h2 * 60 + m2
+    m = re.search(r"(\d\d):(\d\d) for (\d+) min|(\d+) min starting (\d\d):(\d\d)", note)
+    if m:
+        g = [int(x) for x in m.groups() if x is not None]
+        hh, mm, n = (g[0], g[1], g[2]) if m.group(1) else (g[1], g[2], g[0])
+        return hh * 60 + mm, hh * 60 + mm + n
+    m = re.search(r"(\d+) min(?: ending|, finished) (\d\d):(\d\d)", note)
+    assert m, note
+    n, hh, mm = map(int, m.groups())
+    return hh * 60 + mm - n, hh * 60 + mm
+
+
+@pytest.fixture(scope="module")
+def round7_fresh() -> list[dict[str, Any]]:
+    """2,000 scenarios outside every split."""
+    ref = open_reference()
+    return [compile_scenario(TASK, seed, ref) for seed in range(7_300_000, 7_302_000)]
+
+
+@pytest.mark.slow
+def test_an_evaluation_beside_a_timed_service_leaves_it_its_unit(
+        round7_fresh: list[dict[str, Any]]) -> None:
+    """Review round 7: an evaluation (97161-97164, untimed) with a timed service wholly
+    inside it left the timed service fewer than 8 minutes of its own, so under the 8-minute
+    rule (Pub. 100-04 ch. 5 20.2) the paid timed line was the one not billable and a
+    corrected claim for the evaluation was as defensible as "legitimate denial". Now, in
+    every story that is not distinct, the two overlap and the timed service keeps 8+ minutes
+    outside the evaluation (its unit stands; the evaluation had no separate interval, so the
+    NCCI denial stands); distinct stories are separate intervals. Neither story shares a
+    printed clock time."""
+    seen = collections.Counter()
+    for s in round7_fresh:
+        v, e = s["variant"], s["expected"]
+        codes = (e["paid_code"], e["denied_code"])
+        if v["family"] != "therapy" or not set(codes) & gen.cat.EVALUATIONS \
+                or set(codes) & set(gen.cat.SITE_DECIDED):
+            continue
+        prov = next(a for a in s["artifacts"]
+                    if a["type"] == "provider_record" and not a["distractor"])["data"]
+        notes = {n.split("(")[1].split(")")[0]: n for n in prov["notes"][:2]}
+        evaluation = next(c for c in codes if c in gen.cat.EVALUATIONS)
+        timed = next(c for c in codes if c != evaluation)
+        (es, ee), (ts, te) = _interval(notes[evaluation]), _interval(notes[timed])
+        overlap = min(ee, te) - max(es, ts)
+        assert not {es, ee} & {ts, te}, s["seed"]
+        if v["distinct_documented"]:
+            assert overlap < 0, s["seed"]
+        else:
+            assert overlap >= 1 and (te - ts) - overlap >= 8, (s["seed"], es, ee, ts, te)
+            if v["modifier_indicator"] == "1":
+                assert e["finding"] == "legitimate_denial"
+        seen[(v["branch"], v["distinct_documented"])] += 1
+    assert sum(n for (b, d), n in seen.items() if b in ("a1m", "a1n")) >= 20, seen
+    assert sum(n for (b, d), n in seen.items() if b in ("b", "c")) >= 20, seen
+    rng = random.Random(11)  # the clock itself, over many draws
+    for _ in range(20000):
+        m1, m2 = gen._therapy_minutes("97124", "97164", rng)
+        t1, t2 = gen._evaluation_clock(600, m1, m2, False, False, rng)
+        overlap = min(t1 + m1, t2 + m2) - max(t1, t2)
+        assert overlap >= 1 and m1 - overlap >= 8, (m1, m2, t1, t2)
+
+
+def _same_class(a: str, b: str) -> bool:
+    return gen.KIND_CLASS[gen._place_kind(a)[1]] == gen.KIND_CLASS[gen._place_kind(b)[1]]
+
+
+def test_no_two_practices_in_one_town_are_of_synonymous_kinds(
+        visits: list[dict[str, Any]]) -> None:
+    """Review round 7: "Southpoint FP" in an entry beside the billing "Southpoint Family
+    Medicine", "Oakmont FM" beside "Oakmont Family Practice", "Harbor UC" beside "Harbor
+    Walk-In Urgent Care" read as one office. Another practice, or the group's own office, in
+    the billing town is of another class of practice (``KIND_CLASS``): over fresh office
+    visits and over 3,000 draws of a group's offices and an entry, for every set of kinds."""
+    shorts = {gen.practice_short(f"X {k}").removeprefix("X "): k for k in gen.EM_KINDS}
+    for v in visits:
+        place, kind = gen._place_kind(v["billing"])
+        if v["where"] == gen.practice_short(v["billing"]) or \
+                not v["where"].startswith(place + " "):
+            continue
+        other = shorts[v["where"].removeprefix(place + " ")]
+        assert gen.KIND_CLASS[other] != gen.KIND_CLASS[kind], (v["billing"], v["where"])
+    rng = random.Random(5)
+    dos = dt.date(2026, 4, 15)
+    for _ in range(3000):
+        kinds = rng.choice((gen.EM_KINDS, gen.FAMILY_KINDS))
+        home = f"{rng.choice(gen.PLACES)} {rng.choice(kinds)}"
+        offices = gen._group_offices(home, kinds, rng)
+        place = gen._place_kind(home)[0]
+        town = [o for o in offices if gen._place_kind(o)[0] == place]
+        assert all(not _same_class(a, b) for a in town for b in town if a != b), offices
+        stamp, _ = gen._assessed_stamp(False, dos, "Dana Reyes, DO", offices, kinds, rng)
+        m = STAMP.search(f"({stamp})")
+        assert m, stamp
+        if m[5].startswith(place + " ") and "Reyes" not in m[4]:
+            kind = shorts[m[5].removeprefix(place + " ")]
+            assert all(gen.KIND_CLASS[kind] != gen.KIND_CLASS[gen._place_kind(o)[1]]
+                       for o in town), (stamp, offices)
+
+
+@pytest.mark.slow
+def test_record_fixes_of_review_round_7(round7_fresh: list[dict[str, Any]]) -> None:
+    """F1 hand dominance is stated once per patient; F2 tympanometry's otitis media is coded
+    by the ear the note names; F3 a back laceration beside a lesion by its side of the
+    spine; F9 contact dermatitis is L25.9."""
+    ears = backs = 0
+    for s in round7_fresh:
+        prov = next(a for a in s["artifacts"]
+                    if a["type"] == "provider_record" and not a["distractor"])["data"]
+        claim = next(a for a in s["artifacts"]
+                     if a["type"] == "claim_record" and not a["distractor"])["data"]
+        text = " ".join(prov["notes"])
+        dxs = claim["diagnoses"]
+        assert len(re.findall(r"-hand dominant", text)) <= 1, text
+        assert "L30.9" not in dxs
+        if "contact dermatitis" in text:
+            assert "L25.9" in dxs
+        tymp = next((n for n in prov["notes"] if "(92567)" in n), "")
+        if tymp:
+            side = re.search(r"[Tt]ympanometry, [^:]*?\b(right|left|R|L)\b", tymp)
+            assert side, tymp
+            want = "H65.91" if side[1] in ("right", "R") else "H65.92"
+            assert want in dxs, (tymp, dxs)
+            ears += 1
+        lac = re.search(r"a laceration on the (?:upper|mid) back, (right|left|R|L) of", text)
+        if lac:
+            want = "S21.211A" if lac[1] in ("right", "R") else "S21.212A"
+            assert want in dxs and "S21.219A" not in dxs, (lac[0], dxs)
+            backs += 1
+    assert ears >= 1 and backs >= 5, (ears, backs)  # 92567 pairs are rare (2 in 2,000)

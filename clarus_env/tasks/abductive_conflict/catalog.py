@@ -21,6 +21,10 @@ SKIN_SITES: tuple[tuple[str, str], ...] = (
     ("right forearm", "S51.811A"), ("right thigh", "S71.111A"),
     ("left lower leg", "S81.812A"), ("right lower leg", "S81.811A"),
 )
+# a back laceration by the side of the spine its note names (aspect 0 "left of midline",
+# 1 "right of midline"): S21.212A left back wall, S21.211A right (review round 7, F3);
+# S21.219A (unspecified side) only where no side is written
+BACK_LACERATION_BY_ASPECT = ("S21.212A", "S21.211A")
 FACE_SITES: tuple[tuple[str, str], ...] = (
     ("forehead", "S01.81XA"), ("left cheek", "S01.412A"), ("right eyebrow", "S01.111A"),
     ("chin", "S01.81XA"),
@@ -346,7 +350,7 @@ PROBLEMS: tuple[Problem, ...] = (
             "and forwarded to the physician"),
     Problem("J06.9", "99212", "three days of sore throat, congestion and cough without fever; "
             "viral upper respiratory infection; supportive care and return precautions"),
-    Problem("L30.9", "99212", "an itchy rash on both forearms for a week; contact dermatitis; "
+    Problem("L25.9", "99212", "an itchy rash on both forearms for a week; contact dermatitis; "
             "hydrocortisone cream and avoidance of the new detergent"),
     Problem("J01.90", "99213", "ten days of facial pressure and purulent nasal discharge; acute "
             "sinusitis; amoxicillin-clavulanate prescribed"),
@@ -445,6 +449,7 @@ THERAPY_REGIONS = ("lumbar spine", "right knee", "left shoulder", "cervical spin
 
 ALL_DX = tuple(sorted({*(d for p in PROCS.values() for d in p.dx),
                        *(s[1] for s in SKIN_SITES), *(s[1] for s in FACE_SITES),
+                       *BACK_LACERATION_BY_ASPECT,
                        *(s[2] for group in (MAJOR_JOINTS, MID_JOINTS, SMALL_JOINTS,
                                             TENDON_SHEATHS, TENDON_ORIGINS, CARPAL, EARS, TOES,
                                             NERVE_SITES, SMALL_JOINTS_MORE,

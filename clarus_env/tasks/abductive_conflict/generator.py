@@ -894,7 +894,7 @@ PLACES = ("Riverside", "Hillcrest", "Cedar Grove", "Prairie", "Bayview", "Crossr
           "Riverbend", "Sagebrush", "Seaside", "Shady Grove", "Sterling", "Sycamore",
           "Tanglewood", "Twin Oaks", "Union Square", "Vista", "Walnut Creek")
 # the acute problems an urgent care manages (``catalog.PROBLEMS``)
-URGENT_CARE_DX = frozenset(("J06.9", "L30.9", "J01.90", "N39.0", "J20.9", "M54.50", "R07.9",
+URGENT_CARE_DX = frozenset(("J06.9", "L25.9", "J01.90", "N39.0", "J20.9", "M54.50", "R07.9",
                             "I48.91"))
 # planned, non-acute procedures an urgent care does not do (mycotic-nail debridement,
 # destruction of actinic keratoses): such a visit bills at a family practice (review round 6,
@@ -923,6 +923,22 @@ ENTERED = ("entered in today's note{by}", "copied into today's visit note{by}",
 SCRIBES = ("medical scribe", "MA", "scribe")
 
 
+# kinds of practice a coder reads as one name: "Southpoint FP" beside "Southpoint Family
+# Medicine", "Harbor UC" beside "Harbor Walk-In Urgent Care" would be taken for the same
+# office (review round 7). Two practices in one town, and a group's two offices there, are
+# never of one class
+KIND_CLASS = {"Family Medicine": "family", "Family Practice": "family",
+              "Family Health Associates": "associates", "Primary Care": "primary",
+              "Urgent Care": "urgent", "Walk-In Urgent Care": "urgent"}
+
+
+def _unlike(kinds: tuple[str, ...], taken: set[str]) -> list[str]:
+    """The kinds of ``kinds`` of no class of the kinds in ``taken`` (a name in the same
+    town that no coder reads as one of those)."""
+    classes = {KIND_CLASS[k] for k in taken}
+    return [k for k in kinds if KIND_CLASS[k] not in classes]
+
+
 def _place_kind(name: str) -> tuple[str, str]:
     kind = next(k for k in sorted(EM_KINDS, key=len, reverse=True) if name.endswith(k))
     return name[: -len(kind)].rstrip(), kind
@@ -948,7 +964,7 @@ def _group_offices(home: str, kinds: tuple[str, ...], rng: random.Random) -> lis
     others = [f"{p} {rng.choice(kinds)}"
               for p in rng.sample([p for p in PLACES if p != place], n)]
     if rng.random() < SAME_TOWN_OFFICE:
-        others[rng.randrange(n)] = f"{place} {rng.choice([k for k in kinds if k != home_kind])}"
+        others[rng.randrange(n)] = f"{place} {rng.choice(_unlike(kinds, {home_kind}))}"
     return [home, *others]
 
 
@@ -1016,7 +1032,7 @@ def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, offices: list[s
         taken = {_place_kind(o)[0] for o in offices}
         if rng.random() < 1 - ALIAS_SHARE:  # another group in the billing name's town
             mine = {_place_kind(o)[1] for o in offices if _place_kind(o)[0] == home_place}
-            where = f"{home_place} {rng.choice([k for k in kinds if k not in mine])}"
+            where = f"{home_place} {rng.choice(_unlike(kinds, mine))}"
         else:
             where = f"{rng.choice([p for p in PLACES if p not in taken])} {rng.choice(kinds)}"
     when = rng.choice(earlier) if kind == "earlier" else dos
@@ -1182,6 +1198,7 @@ def _contralateral(notes: dict[str, str], kinds: dict[str, str], spelled: dict[s
     pick = rng.randrange(3)
     chosen = sided if len(sided) == 1 else (
         [sided[0]] if pick == 0 else [sided[1]] if pick == 1 else sided)
+    dominance = False  # stated once per patient: two notes on two sides would contradict
     for code in chosen:
         side = _note_side(notes[code])
         other = "left" if side == "right" else "right"
@@ -1196,8 +1213,11 @@ def _contralateral(notes: dict[str, str], kinds: dict[str, str], spelled: dict[s
                                      "hand", "foot") if re.search(rf"\b{k}\b", part)), part)
             if kind in ("skin", "wound", "face") and part in ("of midline", "of the", "side"):
                 part = "side of the back"
-        text = rng.choice(CONTRALATERAL[kind]).format(s=word, S=word[0].upper() + word[1:],
-                                                     part=part)
+        remark = rng.choice(CONTRALATERAL[kind])
+        if "dominant" in remark and dominance:  # the other remark of this site kind
+            remark = next(r for r in CONTRALATERAL[kind] if "dominant" not in r)
+        dominance = dominance or "dominant" in remark
+        text = remark.format(s=word, S=word[0].upper() + word[1:], part=part)
         notes[code] = f"{notes[code]} {text}"
 
 
@@ -1475,6 +1495,11 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     if lacerated:  # the laceration as the repair's note writes it
         anchor_key = next(k for k in ANCHORS if k in lac[0])
         aspect = _side_form(ASPECTS[anchor_key][lac_at[0]][rng.randrange(2)], spelled[second])
+        if lac[1] == "S21.219A":  # a back laceration is coded by its side of the spine
+            sided = cat.BACK_LACERATION_BY_ASPECT[lac_at[0]]
+            lac = (lac[0], sided)
+            dxs = {c: sided if d == "S21.219A" else d for c, d in dxs.items()}
+            listed_dx = sided if listed_dx == "S21.219A" else listed_dx
         lac_where = (f"{_side_form(_site_words(lac[0], rng), spelled[second])}, {aspect}, "
                      f"{lac_at[1]} from the {ANCHORS[anchor_key]}")
     dx = _Dx()
@@ -1494,6 +1519,8 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     for code in order:
         proc = p[code]
         d = rng.choice(proc.dx) if proc.dx else dxs.get(code, "")
+        if code in EAR_SIDED_DX:  # the ear the note names (H65.91 right, H65.92 left)
+            d = EAR_SIDED_DX[code][sides[code]]
         if same_lesion and code == second:  # the lesion the first note described
             d = lines[first]["dx"]
         if neutral and code == second:
@@ -1544,6 +1571,10 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
 
 # the wound a biopsy or an excision leaves, as a repair's note names it
 LESION_WOUND = {"biopsy": "biopsy", "excise": "excision"}
+
+
+# a diagnosis coded by the ear its procedure note names (review round 7, F2)
+EAR_SIDED_DX = {"92567": {"RT": "H65.91", "LT": "H65.92"}}
 
 
 def _lacerated_where(one_site: bool, distinct: bool, rng: random.Random
@@ -1624,8 +1655,11 @@ def _therapy_minutes(paid: str, denied: str, rng: random.Random) -> tuple[int, i
     if all(timed):
         pairs = [(a, b) for a in range(8, 23) for b in range(8, 23) if 23 <= a + b <= 37]
         return rng.choice(pairs)
+    # beside an evaluation the timed service overlaps it by a minute or more in the story
+    # that is not distinct and keeps 8 of its own (``_evaluation_clock``): 9-22 in every story
+    low = 9 if {paid, denied} & cat.EVALUATIONS else 8
     return tuple(rng.randint(*UNTIMED_MINUTES[c]) if c in UNTIMED_MINUTES  # type: ignore
-                 else rng.randint(8, 22) for c in (paid, denied))
+                 else rng.randint(low, 22) for c in (paid, denied))
 
 
 def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: random.Random
@@ -1662,8 +1696,11 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
                else [r for r in THERAPY_REGIONS if r[0] in SITE_REGIONS])
     r1 = r2 = rng.choice(regions)
     both_timed = paid not in UNTIMED_MINUTES and denied not in UNTIMED_MINUTES
-    t1, t2 = _therapy_clock(start, m1, m2, distinct, rng,
-                            span_cap=ONE_UNIT_MAX if both_timed else None)
+    if {paid, denied} & cat.EVALUATIONS:
+        t1, t2 = _evaluation_clock(start, m1, m2, paid in cat.EVALUATIONS, distinct, rng)
+    else:
+        t1, t2 = _therapy_clock(start, m1, m2, distinct, rng,
+                                span_cap=ONE_UNIT_MAX if both_timed else None)
     return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng, ("59", "XU"))
 
 
@@ -1717,6 +1754,34 @@ def _therapy_clock(start: int, m1: int, m2: int, distinct: bool, rng: random.Ran
                                   or lo + max(0, -o, o - (lo - sh)) <= span_cap)])
     t_long, t_short = start + max(0, -offset), start + max(0, offset)
     return (t_long, t_short) if long_first else (t_short, t_long)
+
+
+def _evaluation_clock(start: int, m1: int, m2: int, first_is_evaluation: bool,
+                      distinct: bool, rng: random.Random) -> tuple[int, int]:
+    """The start minutes of an evaluation or re-evaluation (untimed, 97161-97164) and a timed
+    service. Distinct: separate intervals, 1-45 minutes apart. Not distinct: the two overlap
+    by 1 minute or more, and the timed service keeps 8 or more minutes outside the
+    evaluation, so its one unit stands under the 8-minute rule (Pub. 100-04 ch. 5 20.2: an
+    evaluation's minutes never count toward a timed code) while the evaluation, done during
+    the treatment and not in a separate interval, has no NCCI bypass (ch. XI): the denial of
+    the evaluation stands and nothing else was billable in its place. (Review round 7: with
+    the timed service wholly inside the evaluation, fewer than 8 minutes of its own, the
+    timed line was the one not billable, and a corrected claim for the evaluation was as
+    defensible as the denial.) The two intervals never share a printed clock time in either
+    story (an overlap flush with the evaluation's start or end would leave the timed service
+    fewer than 8 minutes of its own), so a shared clock string says nothing here."""
+    if distinct:
+        gap = _gap(rng)
+        if rng.random() < 0.5:
+            return start, start + m1 + gap
+        return start + m2 + gap, start
+    m_eval, m_timed = (m1, m2) if first_is_evaluation else (m2, m1)
+    overlap = rng.randint(1, m_timed - 8)
+    if rng.random() < 0.5:  # the timed service first, running on into the evaluation
+        t_timed, t_eval = start, start + m_timed - overlap
+    else:  # the evaluation first, the timed service starting before it ended
+        t_eval, t_timed = start, start + m_eval - overlap
+    return (t_eval, t_timed) if first_is_evaluation else (t_timed, t_eval)
 
 
 # the three ways therapists write a service's time, each drawn per note: start and end,
