@@ -863,10 +863,13 @@ LEARNED_AGENTS: dict[str, tuple[str, ...]] = {
     "gb_wordcounts": ("wordcounts",), "gb_wordcounts_numbers": ("numbers", "wordcounts"),
     "note_numbers": ("labels", "notenumbers"),
     # round 7 (red team round 6): the word counts split by the year of the item they sit in
-    # (this year's copay captures, not all of them), with the numeric leaves
-    "gb_wordcounts_years": ("numbers", "yearcounts")}
+    # (this year's copay captures, not all of them), with the numeric leaves; and gb_records'
+    # leaves through one set of trees per family of views (``audit_learned.router_rule``)
+    "gb_wordcounts_years": ("numbers", "yearcounts"),
+    "router_gb": ("numbers", "dates", "labels")}
 # the learner each of them uses where it is not boosted trees
-LEARNER: dict[str, str] = {"rf_words": "forest", "note_numbers": "boosted_full"}
+LEARNER: dict[str, str] = {"rf_words": "forest", "note_numbers": "boosted_full",
+                           "router_gb": "router"}
 
 
 def _pointer(train: TrainSet, views: list[dict[str, Any]], leaves: list[Leaves]
@@ -922,7 +925,8 @@ def _train_leaves(train: TrainSet) -> tuple[list[dict[str, Any]], list[Leaves]]:
 def learned_rule(train: TrainSet, kinds: tuple[str, ...], model: str = "boosted"
                  ) -> Decide | None:
     """Boosted trees (``model="forest"``: a random forest over one-hot categories and word
-    presence) per outcome field over the ``kinds`` of leaves the agent was shown
+    presence; ``"router"``: one set of trees per family of views, ``router_rule``) per outcome
+    field over the ``kinds`` of leaves the agent was shown
     (``LEARNED_AGENTS``), fitted on train. None without scikit-learn, or where train shows no
     leaf of these kinds (for the overlap: no view holds two free texts side by side; for the
     words: no free text)."""
@@ -930,6 +934,10 @@ def learned_rule(train: TrainSet, kinds: tuple[str, ...], model: str = "boosted"
         import sklearn  # noqa: F401
     except ImportError:
         return None
+    if model == "router":
+        from .audit_learned import router_rule  # a module of its own; it builds on this one
+
+        return router_rule(train, kinds)
     views, leaves = _train_leaves(train)
     matrix = LeafMatrix(kinds, leaves, onehot=model == "forest")
     if not matrix.columns or any(k in kinds and not any(c.startswith(p) for c in matrix.columns)
@@ -1468,11 +1476,6 @@ def shortcut_agents(task: str, train: TrainSet) -> dict[str, Callable[[], Any]]:
         rule = learned_rule(train, kinds, LEARNER.get(name, "boosted"))
         if rule is not None:
             out[name] = lambda rule=rule: H(decide=rule)
-    from .audit_learned import router_rule  # a module of its own; it builds on this one
-
-    router = router_rule(train)
-    if router is not None:
-        out["router_gb"] = lambda: H(decide=router)
     passmax = pass_rule(train)
     if passmax is not None:
         out["pass_maximiser"] = lambda: H(decide=passmax)

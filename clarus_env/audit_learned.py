@@ -30,11 +30,12 @@ from .audit import (
 )
 
 ROUTER_KINDS = ("numbers", "dates", "labels")  # the leaves each route's trees read (gb_records')
+Kinds = tuple[str, ...]
 ROUTE_MAX_VALUES = 8  # a routing leaf has 2 to this many values on train
 ROUTE_PRESENT = 0.5  # ... and is printed in at least this share of train views
 ROUTE_MIN_VIEWS = 100  # a route with fewer train views is answered by the global model
 ROUTE_CANDIDATES = 2  # categorical leaves tried as routes (by information about the finding)
-ROUTE_FOLDS = 3  # the cross-validation that chooses the route, on the finding
+ROUTE_FOLDS = 2  # the cross-validation that chooses the route, on the finding
 ROUTE_MIN_GAIN = 0.01  # ... and the finding accuracy a route must gain over one model there
 # a procedure code as printed: five digits (CPT), four and a letter (Category II/III), or a
 # letter and four digits (HCPCS Level II); its family is its first two characters
@@ -95,12 +96,13 @@ def route_candidates(leaves: list[Leaves], findings: list[str]
     return out
 
 
-def _fit_finding(leaves: list[Leaves], y: list[str]) -> Callable[[list[Leaves]], list[str]]:
+def _fit_finding(leaves: list[Leaves], y: list[str], kinds: Kinds = ROUTER_KINDS
+                 ) -> Callable[[list[Leaves]], list[str]]:
     """Boosted trees on the finding alone (the route search's yardstick); constant where
     train holds one finding."""
     if len(set(y)) < 2:
         return lambda rows: [y[0]] * len(rows)
-    matrix = LeafMatrix(ROUTER_KINDS, leaves)
+    matrix = LeafMatrix(kinds, leaves)
     if not matrix.columns:
         top = Counter(y).most_common(1)[0][0]
         return lambda rows: [top] * len(rows)
@@ -113,8 +115,8 @@ def _fit_finding(leaves: list[Leaves], y: list[str]) -> Callable[[list[Leaves]],
     return predict
 
 
-def _routed_accuracy(leaves: list[Leaves], y: list[str], route: Callable[[Leaves], str] | None
-                     ) -> float:
+def _routed_accuracy(leaves: list[Leaves], y: list[str], route: Callable[[Leaves], str] | None,
+                     kinds: Kinds = ROUTER_KINDS) -> float:
     """Cross-validated finding accuracy (``ROUTE_FOLDS`` folds by position) of one model per
     route with ``ROUTE_MIN_VIEWS`` train views of the fold, the global model for the rest;
     ``route`` None: the global model alone."""
@@ -122,12 +124,12 @@ def _routed_accuracy(leaves: list[Leaves], y: list[str], route: Callable[[Leaves
     for k in range(ROUTE_FOLDS):
         fit = [i for i in range(len(y)) if i % ROUTE_FOLDS != k]
         held = [i for i in range(len(y)) if i % ROUTE_FOLDS == k]
-        glob = _fit_finding([leaves[i] for i in fit], [y[i] for i in fit])
+        glob = _fit_finding([leaves[i] for i in fit], [y[i] for i in fit], kinds)
         groups: dict[str, list[int]] = defaultdict(list)
         if route is not None:
             for i in fit:
                 groups[route(leaves[i])].append(i)
-        own = {key: _fit_finding([leaves[i] for i in idx], [y[i] for i in idx])
+        own = {key: _fit_finding([leaves[i] for i in idx], [y[i] for i in idx], kinds)
                for key, idx in sorted(groups.items()) if len(idx) >= ROUTE_MIN_VIEWS
                and len(idx) < len(fit)}
         asked: dict[str | None, list[int]] = defaultdict(list)
@@ -140,14 +142,14 @@ def _routed_accuracy(leaves: list[Leaves], y: list[str], route: Callable[[Leaves
     return right / len(y)
 
 
-def router_rule(train: TrainSet) -> Decide | None:
+def router_rule(train: TrainSet, kinds: Kinds = ROUTER_KINDS) -> Decide | None:
     """The per-family router: each view is routed on the leaf chosen on train
     (``route_candidates``; the one whose per-route trees gain most finding accuracy over one
     global model in ``ROUTE_FOLDS``-fold cross-validation — none if no route gains
-    ``ROUTE_MIN_GAIN``), to the
-    boosted trees fitted on that route's train views (every outcome field, decoded as the
-    other learned shortcuts are) where the route holds ``ROUTE_MIN_VIEWS`` of them, else to
-    the global trees. None without scikit-learn or leaves to fit."""
+    ``ROUTE_MIN_GAIN``) to boosted trees over the ``kinds`` of leaves fitted on that route's
+    train views (every outcome field, decoded as the other learned shortcuts are) where the
+    route holds ``ROUTE_MIN_VIEWS`` of them, else to the global trees. None without
+    scikit-learn or leaves to fit."""
     try:
         import sklearn  # noqa: F401
     except ImportError:
@@ -155,16 +157,16 @@ def router_rule(train: TrainSet) -> Decide | None:
     views, leaves = _train_leaves(train)
     fields = [f for f, _ in train.labels[0]]
     findings = [dict(lab)[fields[0]] for lab in train.labels]
-    glob_matrix = LeafMatrix(ROUTER_KINDS, leaves)
+    glob_matrix = LeafMatrix(kinds, leaves)
     if not glob_matrix.columns:
         return None
     fit = functools.partial(boosted_trees, categorical=glob_matrix.categorical)
     glob = _decoder(train, views, leaves, glob_matrix, fit)
     best: tuple[float, str, Callable[[Leaves], str]] | None = None
     if len(set(findings)) > 1:
-        base = _routed_accuracy(leaves, findings, None)
+        base = _routed_accuracy(leaves, findings, None, kinds)
         for name, route in route_candidates(leaves, findings):
-            acc = _routed_accuracy(leaves, findings, route)
+            acc = _routed_accuracy(leaves, findings, route, kinds)
             if acc >= base + ROUTE_MIN_GAIN and (best is None or acc > best[0]):
                 best = (acc, name, route)
     if best is None:
@@ -179,7 +181,7 @@ def router_rule(train: TrainSet) -> Decide | None:
             continue
         sub = TrainSet(train.task, [train.scenarios[i] for i in idx],
                        views=[views[i] for i in idx], leaves=[leaves[i] for i in idx])
-        matrix = LeafMatrix(ROUTER_KINDS, sub.leaves or [])
+        matrix = LeafMatrix(kinds, sub.leaves or [])
         if not matrix.columns:
             continue
         routed[key] = _decoder(sub, sub.views or [], sub.leaves or [], matrix,
