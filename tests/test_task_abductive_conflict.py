@@ -977,6 +977,9 @@ def test_domain_fixes(dev: list[dict[str, Any]], test_split: list[dict[str, Any]
                     # (outside the longer one's): no unit of its own (8-minute rule)
                     overlap = min(pe, de) - max(ps, ds)
                     assert min(pe - ps, de - ds) - overlap < 8, s["seed"]
+                if not {e["paid_code"], e["denied_code"]} & set(gen.UNTIMED_MINUTES):
+                    # the one unit of an overlap goes to the longer service: the paid one
+                    assert pe - ps >= de - ds, s["seed"]
                 assert (ps, pe) != (ds, de), s["seed"]  # never one identical interval
             if v["branch"] == "d":
                 assert v["distinct_documented"]

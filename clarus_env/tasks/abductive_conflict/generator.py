@@ -1653,8 +1653,13 @@ def _therapy_minutes(paid: str, denied: str, rng: random.Random) -> tuple[int, i
     by token position; now the minutes carry no code or branch."""
     timed = [c not in UNTIMED_MINUTES for c in (paid, denied)]
     if all(timed):
+        # the paid line (NCCI column 1) has at least the denied line's minutes, in every
+        # story: where they overlap the session makes one unit, and the 8-minute rule bills
+        # it as the service with the most minutes (Pub. 100-04 ch. 5 20.2), so a shorter
+        # paid line would make a corrected claim for the denied one as right as the denial
         pairs = [(a, b) for a in range(8, 23) for b in range(8, 23) if 23 <= a + b <= 37]
-        return rng.choice(pairs)
+        a, b = rng.choice(pairs)
+        return max(a, b), min(a, b)
     # beside an evaluation the timed service overlaps it by a minute or more in the story
     # that is not distinct and keeps 8 of its own (``_evaluation_clock``): 9-22 in every story
     low = 9 if {paid, denied} & cat.EVALUATIONS else 8
