@@ -176,3 +176,50 @@ def test_an_itemized_share_is_the_remittances_but_where_the_practice_recomputed_
                           - round(float(stmt["previous_balance"]) * 100))
             over.append(visit_part + copays > shares)
     assert not bad and over and all(over), (bad[:5], over.count(False))
+
+
+def _ledger_counts(sc: dict[str, Any]) -> tuple[int, int, int]:
+    """What a counter reads off the practice ledger without matching anything against the
+    visit: the "line" words (every row that cites a claim line: charges, per-line write-offs,
+    reversals, the older visit's rows), the "reversal" words, and the rows that cite a claim
+    line as a charge less the reversals - each less the number of lines on this visit's EOB,
+    which the counter reads too."""
+    rec = _records(sc)
+    entries = rec["payment_ledger"]["entries"]
+    text = " ".join(f"{e['description']} {e['reference']}" for e in entries).lower()
+    lines = len(rec["eob"]["lines"])
+    reversals = text.count("reversal")
+    charges = sum(e["type"] == "charge" and " line " in e["reference"] for e in entries)
+    return text.count("line") - lines, reversals, charges - reversals - lines
+
+
+def test_the_ledgers_reversal_count_says_nothing_about_the_branch(
+        fresh: list[dict[str, Any]]) -> None:
+    """A charge entered twice and reversed, or voided and rebilled, is posted at one rate in
+    every branch (a duplicate posting's too): the number of "reversal" words on the ledger is
+    within three standard errors of the other findings' mean, per finding."""
+    rows = [(_finding(sc), _ledger_counts(sc)[1]) for sc in fresh]
+    assert not _apart(rows), _apart(rows)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "issue 8, round 7b (open): a duplicate posting is one more unreversed charge row on a "
+    "claim line than any legitimate posting leaves, so the ledger's line-charge rows less its "
+    "reversals less the EOB's lines is 1-2 on duplicate_posting and 0-1 elsewhere (a boosted "
+    "tree reads it with the line/reversal word counts, AUC 0.995 with balance_due). Any "
+    "legitimate extra posting that nets to one charge adds a reversal with it, so no additive "
+    "legit event closes it; it needs a duplicate that adds no row or a legitimate unreversed "
+    "same-line row in every branch"))
+def test_the_ledgers_line_counts_say_nothing_about_the_branch(
+        fresh: list[dict[str, Any]]) -> None:
+    """The number of "line" words on the ledger and of line-charge rows less reversals (each
+    less the EOB's lines) on a duplicate posting are within three standard errors of the other
+    findings' mean: only matching a charge against the visit (same line, code, date and amount, not
+    reversed) may show a duplicate posting, not counting rows."""
+    counts = [(_finding(sc), _ledger_counts(sc)) for sc in fresh]
+    # (balance billing's own line words - fewer per-line write-offs, the unposted write-off
+    # being its evidence - are another law, followed by the audit, not pinned here)
+    bad = {name: [r for r in _apart([(f, c[i]) for f, c in counts])
+                  if r[0] == "duplicate_posting"]
+           for i, name in ((0, "line words"), (2, "line charges less reversals"))}
+    assert not any(bad.values()), bad
