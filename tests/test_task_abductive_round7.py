@@ -225,3 +225,59 @@ def test_the_repair_note_has_one_vocabulary(repair_stories: list[dict[str, Any]]
     for word in set(words[True]) | set(words[False]):
         assert _within(words[True][word], count[True], words[False][word], count[False],
                        sigmas=4.0), (word, words[True][word], words[False][word], count)
+
+
+# a printed clock time, read from the digit runs as a red team reads them
+CLOCK_RUNS = re.compile(r"\b(\d\d):(\d\d)\b")
+
+
+@pytest.fixture(scope="module")
+def therapy_clocks() -> list[dict[str, Any]]:
+    """Every therapy scenario among 4,000 seeds outside every split: whether the second
+    service was distinct, and each line note's digit runs and printed clock times."""
+    ref = open_reference()
+    out = []
+    for seed in range(7_300_000, 7_304_000):
+        s = compile_scenario(TASK, seed, ref)
+        if s["variant"]["family"] != "therapy":
+            continue
+        prov = next(a for a in s["artifacts"]
+                    if a["type"] == "provider_record" and not a["distractor"])["data"]
+        notes = [n.split(": ", 1)[1] for n in prov["notes"][:2]]
+        out.append({"distinct": bool(s["variant"]["distinct_documented"]),
+                    "runs": [set(re.findall(r"\d+", n)) for n in notes],
+                    "clocks": [[60 * int(h) + int(m) for h, m in CLOCK_RUNS.findall(n)]
+                               for n in notes]})
+    assert sum(r["distinct"] for r in out) > 100 and sum(not r["distinct"] for r in out) > 100
+    return out
+
+
+@pytest.mark.slow
+def test_the_therapy_clock_hours_have_one_law(therapy_clocks: list[dict[str, Any]]) -> None:
+    """Round 7's red team: "the two therapy notes print no clock hour in common -> distinct"
+    passed 0.600 of test (bar 0.546): overlapping services fit inside one hour (89% shared
+    an hour) and separate ones spanned 23-90 minutes (57%); separate sessions also ran later
+    (a printed time at 18:00 or after: 7% against 3%). Read from the notes' digit runs (not
+    whole "HH:MM" strings), each of these has one law in both stories, within 3 s.e.: a
+    printed hour in common, any digit run in common, the hours between the earliest and the
+    latest printed time (0, 1, 2+), and the latest printed time's hour."""
+    by = {b: [r for r in therapy_clocks if r["distinct"] is b] for b in (True, False)}
+
+    def hours(r: dict[str, Any], i: int) -> set[int]:
+        return {t // 60 for t in r["clocks"][i]}
+
+    features = {
+        "shared hour": lambda r: bool(hours(r, 0) & hours(r, 1)),
+        "shared digit run": lambda r: bool(r["runs"][0] & r["runs"][1]),
+        "hour difference": lambda r: min(2, max(hours(r, 0) | hours(r, 1))
+                                         - min(hours(r, 0) | hours(r, 1))),
+        "latest hour": lambda r: max(hours(r, 0) | hours(r, 1)),
+    }
+    for name, f in features.items():
+        counts = {b: collections.Counter(map(f, rs)) for b, rs in by.items()}
+        for value in set(counts[True]) | set(counts[False]):
+            k = (counts[True][value], counts[False][value])
+            assert _within(k[0], len(by[True]), k[1], len(by[False])), (name, value, k)
+    # and the late day, as the red team cut it
+    late = {b: sum(max(hours(r, 0) | hours(r, 1)) >= 18 for r in rs) for b, rs in by.items()}
+    assert _within(late[True], len(by[True]), late[False], len(by[False])), late

@@ -1633,11 +1633,9 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
     """Two therapy services in one session. Distinct: separate, non-overlapping time
     intervals. Not distinct: the shorter service was done inside the longer one's time."""
     m1, m2 = _therapy_minutes(paid, denied, rng)
-    # the session's first minute, drawn alike in every story over the whole working day
-    # (07:00-17:59, any minute), so that no clock time and no duration says by itself
-    # whether the two services overlapped
-    start = 7 * 60 + rng.randrange(11 * 60)
-    t1 = start
+    # how each line's therapist wrote its time (``INTERVAL_FORMS``), drawn first: the clock
+    # is placed knowing which times the notes print (``_therapy_clock``)
+    forms = (rng.randrange(len(INTERVAL_FORMS)), rng.randrange(len(INTERVAL_FORMS)))
     if paid in cat.SITE_DECIDED or denied in cat.SITE_DECIDED:
         # (no active edit or indicator 0 only, see ``_contested``) distinct only at another
         # body site: one after the other in either story, on two sites both codes allow when
@@ -1649,22 +1647,19 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
             n2 = rng.choice([r for r in cat.SITE_DECIDED.get(denied, tuple(SITE_REGIONS))
                              if r != n1])
         r1, r2 = (n1, SITE_REGIONS[n1]), (n2, SITE_REGIONS[n2])
-        gap = _gap(rng)
-        if rng.random() < 0.5:
-            t2 = t1 + m1 + gap
-        else:
-            t2, t1 = start, start + m2 + gap
+        t1, t2 = _therapy_clock(m1, m2, True, rng, forms)
         return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng,
-                              ("59", "XS"))
+                              ("59", "XS"), forms)
     # one region: only the clock decides (gait, balance or general weakness only for
     # services that train function, never for a modality or manual work)
     regions = (THERAPY_REGIONS if {paid, denied} <= FUNCTIONAL
                else [r for r in THERAPY_REGIONS if r[0] in SITE_REGIONS])
     r1 = r2 = rng.choice(regions)
     both_timed = paid not in UNTIMED_MINUTES and denied not in UNTIMED_MINUTES
-    t1, t2 = _therapy_clock(start, m1, m2, distinct, rng,
+    t1, t2 = _therapy_clock(m1, m2, distinct, rng, forms,
                             span_cap=ONE_UNIT_MAX if both_timed else None)
-    return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng, ("59", "XU"))
+    return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng, ("59", "XU"),
+                          forms)
 
 
 # how often the two intervals share a printed clock time (a boundary), the same in both
@@ -1684,38 +1679,100 @@ def _gap(rng: random.Random) -> int:
 ONE_UNIT_MAX = 22
 
 
-def _therapy_clock(start: int, m1: int, m2: int, distinct: bool, rng: random.Random,
-                   span_cap: int | None = None) -> tuple[int, int]:
-    """The two services' start minutes. Distinct: separate intervals, 0-45 minutes apart.
-    Not distinct: the shorter service has fewer than 8 minutes outside the longer one's time
-    (wholly inside it, or overhanging one end by 1-7 minutes), so its own minutes cannot make
-    a unit: CMS counts a timed service's minutes once (Pub. 100-04 ch. 5 §20.2, the 8-minute
-    rule) and NCCI ch. XI allows 59/XU only for services in separate intervals.
+def _therapy_clock(m1: int, m2: int, distinct: bool, rng: random.Random,
+                   forms: tuple[int, int] = (0, 0), span_cap: int | None = None
+                   ) -> tuple[int, int]:
+    """The two services' start minutes (minutes after midnight). Distinct: separate
+    intervals, 0-45 minutes apart. Not distinct: the shorter service has fewer than 8 minutes
+    outside the longer one's time (wholly inside it, or overhanging one end by 1-7 minutes),
+    so its own minutes cannot make a unit: CMS counts a timed service's minutes once (Pub.
+    100-04 ch. 5 §20.2, the 8-minute rule) and NCCI ch. XI allows 59/XU only for services in
+    separate intervals. ``forms``: each note's ``INTERVAL_FORMS`` entry.
 
     Whether the two printed intervals share a clock time is drawn first, at the same rate
     (``SHARED_BOUNDARY``) in both stories and only for services of unequal length, so the
     count of shared clock strings says nothing about the branch; only comparing the minutes
     does. (Round 3's red team: identical intervals for "same" made shared strings decide.)
+    Whether the notes' printed times lie in one clock hour or in two is drawn next, at one
+    rate (``ONE_HOUR``) in both stories, and the session is placed to match: in two hours,
+    the notes print an hour in common whenever one of them prints two times (with one time
+    each they cannot), so an overlap crosses an o'clock as often as separate services fit
+    inside one hour. The session's last printed time is drawn over one window
+    (``LAST_PRINTED``) in both stories. (Round 7's red team: overlapping services fit
+    inside one hour and separate ones ran later, so "no hour in common" said distinct on
+    0.60 of test and a time after 18:00 did too.)
 
     ``span_cap`` (two timed services): an overlapping session's distinct timed minutes, the
     longer service plus the overhang, stay at most this many. CMS counts the session's total
     timed minutes (§20.2), so with 23 or more the two units billed would be supported even
     though the intervals overlap, and the denial would be contestable (review round 6, C1)."""
     share = m1 != m2 and rng.random() < SHARED_BOUNDARY
+    singles = forms[0] != 0 and forms[1] != 0  # each note prints one clock time
+    # (hours between the earliest and the latest printed time, an hour in common)
+    wants = [(0, True), (1, not singles)]
+    if rng.random() >= ONE_HOUR:
+        wants.reverse()
+    fits: list[int] = []
+    for want in wants:  # the drawn relation, or (a session too long for it) the other
+        for _ in range(100):
+            t1, t2 = _therapy_layout(m1, m2, distinct, share, rng, span_cap)
+            p1, p2 = _printed(t1, m1, forms[0]), _printed(t2, m2, forms[1])
+            fits = [r for r in range(60) if _hours(p1, p2, r) == want]
+            if fits:
+                break
+        if fits:
+            break
+    if not fits:  # neither relation can be printed (a session longer than two hours)
+        fits = list(range(60))
+    residue = rng.choice(fits)
+    last = max(p1 + p2)
+    # every shift with the last printed time in the window and the drawn residue (the
+    # window is whole hours long, so each residue has the same number of shifts)
+    shifts = [x for x in range(LAST_PRINTED[0] - last, LAST_PRINTED[1] - last + 1)
+              if x % 60 == residue]
+    shift = rng.choice(shifts)
+    return t1 + shift, t2 + shift
+
+
+# how often the two notes' printed times lie in one clock hour (otherwise in two), the
+# same in both stories
+ONE_HOUR = 0.4
+# the window of the session's last printed clock time: 08:00-18:59, eleven whole clock
+# hours (so every hour of it is as likely, whatever minute of the hour the session ends)
+LAST_PRINTED = (8 * 60, 19 * 60 - 1)
+
+
+def _printed(t: int, m: int, form: int) -> tuple[int, ...]:
+    """The clock times a note prints for a service from minute ``t`` for ``m`` minutes in
+    ``INTERVAL_FORMS[form]``: start and end, the start, or the end."""
+    return ((t, t + m), (t,), (t + m,))[form]
+
+
+def _hours(p1: tuple[int, ...], p2: tuple[int, ...], shift: int) -> tuple[int, bool]:
+    """Two notes' printed times moved ``shift`` minutes later: the hours between the
+    earliest and the latest, and whether the notes have an hour in common."""
+    h1, h2 = {(x + shift) // 60 for x in p1}, {(x + shift) // 60 for x in p2}
+    return max(h1 | h2) - min(h1 | h2), bool(h1 & h2)
+
+
+def _therapy_layout(m1: int, m2: int, distinct: bool, share: bool, rng: random.Random,
+                    span_cap: int | None) -> tuple[int, int]:
+    """The two starts relative to the session's first minute (0); ``share``: the two
+    intervals share a boundary (see ``_therapy_clock``)."""
     long_first = m1 >= m2
     lo, sh = (m1, m2) if long_first else (m2, m1)
     if distinct:
         gap = 0 if share else _gap(rng)
         if rng.random() < 0.5:
-            return start, start + m1 + gap
-        return start + m2 + gap, start
+            return 0, m1 + gap
+        return m2 + gap, 0
     if share:  # wholly inside, flush with the start or the end
         offset = rng.choice((0, lo - sh))
     else:  # wholly inside off both ends, or overhanging one end by 1-7 minutes
         offset = rng.choice([o for o in range(-7, lo - sh + 8) if o not in (0, lo - sh)
                              and (span_cap is None
                                   or lo + max(0, -o, o - (lo - sh)) <= span_cap)])
-    t_long, t_short = start + max(0, -offset), start + max(0, offset)
+    t_long, t_short = max(0, -offset), max(0, offset)
     return (t_long, t_short) if long_first else (t_short, t_long)
 
 
@@ -1736,15 +1793,17 @@ def _shared_sites(a: str, b: str) -> list[str]:
 
 def _therapy_notes(paid: str, denied: str, one: tuple[int, int, tuple[str, str]],
                    two: tuple[int, int, tuple[str, str]], mod: bool, rng: random.Random,
-                   bypass: tuple[str, str]) -> dict[str, Any]:
+                   bypass: tuple[str, str], forms: tuple[int, int]) -> dict[str, Any]:
     """The two lines' notes and modifiers; ``bypass``: the modifiers a biller appends
-    (XS for another site, XU for another interval, or 59)."""
+    (XS for another site, XU for another interval, or 59); ``forms``: each line's
+    ``INTERVAL_FORMS`` entry, drawn per line (therapists write the clock in more than one
+    way)."""
     (t1, m1, r1), (t2, m2, r2) = one, two
     dx = _Dx()
     notes, lines = {}, {}
-    for code, t, m, region in ((paid, t1, m1, r1), (denied, t2, m2, r2)):
-        # therapists write the clock in more than one way, each line drawn on its own
-        clock = rng.choice(rng.choice(INTERVAL_FORMS))
+    for code, t, m, region, form in ((paid, t1, m1, r1, forms[0]),
+                                     (denied, t2, m2, r2, forms[1])):
+        clock = rng.choice(INTERVAL_FORMS[form])
         when = clock.format(a=_clock(t), b=_clock(t + m), m=m)
         notes[code] = (f"{cat.THERAPY[code][1][0].upper()}{cat.THERAPY[code][1][1:]}, "
                        f"{when}, {region[0]}.")
