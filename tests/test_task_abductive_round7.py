@@ -260,7 +260,8 @@ def test_the_therapy_clock_hours_have_one_law(therapy_clocks: list[dict[str, Any
     (a printed time at 18:00 or after: 7% against 3%). Read from the notes' digit runs (not
     whole "HH:MM" strings), each of these has one law in both stories, within 3 s.e.: a
     printed hour in common, any digit run in common, the hours between the earliest and the
-    latest printed time (0, 1, 2+), and the latest printed time's hour."""
+    latest printed time (0, 1, 2+), the latest printed time's hour, and the quarter of the
+    hour of the earliest and of the latest printed time."""
     by = {b: [r for r in therapy_clocks if r["distinct"] is b] for b in (True, False)}
 
     def hours(r: dict[str, Any], i: int) -> set[int]:
@@ -272,6 +273,11 @@ def test_the_therapy_clock_hours_have_one_law(therapy_clocks: list[dict[str, Any
         "hour difference": lambda r: min(2, max(hours(r, 0) | hours(r, 1))
                                          - min(hours(r, 0) | hours(r, 1))),
         "latest hour": lambda r: max(hours(r, 0) | hours(r, 1)),
+        # the quarter of the hour of the earliest and of the latest printed time (drawing
+        # the hour relation first and placing the session to match moved the cue here:
+        # overlaps crossing an o'clock began late in the hour)
+        "earliest quarter": lambda r: min(r["clocks"][0] + r["clocks"][1]) % 60 // 15,
+        "latest quarter": lambda r: max(r["clocks"][0] + r["clocks"][1]) % 60 // 15,
     }
     for name, f in features.items():
         counts = {b: collections.Counter(map(f, rs)) for b, rs in by.items()}
