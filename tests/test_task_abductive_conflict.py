@@ -1672,7 +1672,7 @@ def test_overlapping_timed_services_make_one_unit(train: list[dict[str, Any]],
     rng = random.Random(7)
     for _ in range(20000):
         m1, m2 = gen._therapy_minutes("97110", "97530", rng)
-        t1, t2 = gen._therapy_clock(600, m1, m2, False, rng, span_cap=gen.ONE_UNIT_MAX)
+        t1, t2 = gen._therapy_clock(m1, m2, False, rng, span_cap=gen.ONE_UNIT_MAX)
         covered = set(range(t1, t1 + m1)) | set(range(t2, t2 + m2))
         assert len(covered) <= 22 and covered == set(range(min(covered), max(covered) + 1))
 

@@ -1672,11 +1672,9 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
     """Two therapy services in one session. Distinct: separate, non-overlapping time
     intervals. Not distinct: the shorter service was done inside the longer one's time."""
     m1, m2 = _therapy_minutes(paid, denied, rng)
-    # the session's first minute, drawn alike in every story over the whole working day
-    # (07:00-17:59, any minute), so that no clock time and no duration says by itself
-    # whether the two services overlapped
-    start = 7 * 60 + rng.randrange(11 * 60)
-    t1 = start
+    # how each line's therapist wrote its time (``INTERVAL_FORMS``), drawn first: the clock
+    # is placed knowing which times the notes print (``_therapy_clock``)
+    forms = (rng.randrange(len(INTERVAL_FORMS)), rng.randrange(len(INTERVAL_FORMS)))
     if paid in cat.SITE_DECIDED or denied in cat.SITE_DECIDED:
         # (no active edit or indicator 0 only, see ``_contested``) distinct only at another
         # body site: one after the other in either story, on two sites both codes allow when
@@ -1688,13 +1686,9 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
             n2 = rng.choice([r for r in cat.SITE_DECIDED.get(denied, tuple(SITE_REGIONS))
                              if r != n1])
         r1, r2 = (n1, SITE_REGIONS[n1]), (n2, SITE_REGIONS[n2])
-        gap = _gap(rng)
-        if rng.random() < 0.5:
-            t2 = t1 + m1 + gap
-        else:
-            t2, t1 = start, start + m2 + gap
+        t1, t2 = _therapy_clock(m1, m2, True, rng, forms)
         return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng,
-                              ("59", "XS"))
+                              ("59", "XS"), forms)
     # one region: only the clock decides (gait, balance or general weakness only for
     # services that train function, never for a modality or manual work)
     regions = (THERAPY_REGIONS if {paid, denied} <= FUNCTIONAL
@@ -1702,11 +1696,12 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
     r1 = r2 = rng.choice(regions)
     both_timed = paid not in UNTIMED_MINUTES and denied not in UNTIMED_MINUTES
     if {paid, denied} & cat.EVALUATIONS:
-        t1, t2 = _evaluation_clock(start, m1, m2, paid in cat.EVALUATIONS, distinct, rng)
+        t1, t2 = _evaluation_clock(m1, m2, paid in cat.EVALUATIONS, distinct, rng, forms)
     else:
-        t1, t2 = _therapy_clock(start, m1, m2, distinct, rng,
+        t1, t2 = _therapy_clock(m1, m2, distinct, rng, forms,
                                 span_cap=ONE_UNIT_MAX if both_timed else None)
-    return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng, ("59", "XU"))
+    return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng, ("59", "XU"),
+                          forms)
 
 
 # how often the two intervals share a printed clock time (a boundary), the same in both
@@ -1716,53 +1711,116 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
 SHARED_BOUNDARY = 1 / 3
 
 
-def _gap(rng: random.Random) -> int:
-    """Minutes between two separate services: 1-45, any minute (the patient rests, changes
-    rooms, or another patient is seen in between)."""
-    return rng.randint(1, 45)
+# minutes between two separate services: 1-45, any minute (the patient rests, changes rooms,
+# or another patient is seen in between); 0 when they share the boundary
+GAPS = range(1, 46)
 
 
 # the most total timed minutes that still make one unit under the 8-minute rule (23 make two)
 ONE_UNIT_MAX = 22
 
 
-def _therapy_clock(start: int, m1: int, m2: int, distinct: bool, rng: random.Random,
-                   span_cap: int | None = None) -> tuple[int, int]:
-    """The two services' start minutes. Distinct: separate intervals, 0-45 minutes apart.
-    Not distinct: the shorter service has fewer than 8 minutes outside the longer one's time
-    (wholly inside it, or overhanging one end by 1-7 minutes), so its own minutes cannot make
-    a unit: CMS counts a timed service's minutes once (Pub. 100-04 ch. 5 §20.2, the 8-minute
-    rule) and NCCI ch. XI allows 59/XU only for services in separate intervals.
+def _therapy_clock(m1: int, m2: int, distinct: bool, rng: random.Random,
+                   forms: tuple[int, int] = (0, 0), span_cap: int | None = None
+                   ) -> tuple[int, int]:
+    """The two services' start minutes (minutes after midnight). Distinct: separate
+    intervals, 0-45 minutes apart. Not distinct: the shorter service has fewer than 8 minutes
+    outside the longer one's time (wholly inside it, or overhanging one end by 1-7 minutes),
+    so its own minutes cannot make a unit: CMS counts a timed service's minutes once (Pub.
+    100-04 ch. 5 §20.2, the 8-minute rule) and NCCI ch. XI allows 59/XU only for services in
+    separate intervals. ``forms``: each note's ``INTERVAL_FORMS`` entry.
 
     Whether the two printed intervals share a clock time is drawn first, at the same rate
     (``SHARED_BOUNDARY``) in both stories and only for services of unequal length, so the
     count of shared clock strings says nothing about the branch; only comparing the minutes
     does. (Round 3's red team: identical intervals for "same" made shared strings decide.)
+    The clock times the two notes print lie as far apart in both stories: an overlapping
+    layout is drawn in both, and a separate one is laid out (which service first, the gap)
+    to print the extent, latest printed time less the earliest, that it would have printed,
+    or as near as it can. The session is then placed with its last printed time at any
+    minute of one window (``LAST_PRINTED``) in both stories, so whether the notes print an
+    hour in common, and the minutes of the hour they print, have one law. (Round 7's red
+    team: the session was placed from its first minute, and separate services spanned
+    23-90 minutes against overlapping ones' at most 36, so "the notes print no hour in
+    common -> distinct" passed 0.600 of test and 0.640 of dev, and a printed time after
+    18:00 said distinct too. Drawing the hour relation at one rate and placing the session
+    to match moved the cue into the printed minutes: the first printed minute at :45 or
+    later said "not distinct".)
 
     ``span_cap`` (two timed services): an overlapping session's distinct timed minutes, the
     longer service plus the overhang, stay at most this many. CMS counts the session's total
     timed minutes (§20.2), so with 23 or more the two units billed would be supported even
     though the intervals overlap, and the denial would be contestable (review round 6, C1)."""
     share = m1 != m2 and rng.random() < SHARED_BOUNDARY
+    # the printed extent (latest printed time less the earliest) of an overlapping layout,
+    # drawn in both stories; a separate layout prints as close an extent as it can
+    t1, t2 = _overlap_layout(m1, m2, share, rng, span_cap)
+    if distinct:
+        t1, t2 = _separate_like(t1, t2, m1, m2, (0,) if share else GAPS, forms, rng)
+    return _placed(t1, t2, m1, m2, forms, rng)
+
+
+def _separate_like(t1: int, t2: int, m1: int, m2: int, gaps: Any, forms: tuple[int, int],
+                   rng: random.Random) -> tuple[int, int]:
+    """A separate layout (which service first, a gap from ``gaps``) printing the extent the
+    overlapping layout ``t1, t2`` prints, or as near to it as any can (``_therapy_clock``)."""
+    target = _extent(t1, t2, m1, m2, forms)
+    cands = [lay for gap in gaps for lay in ((0, m1 + gap), (m2 + gap, 0))]
+    best = min(abs(_extent(*lay, m1, m2, forms) - target) for lay in cands)
+    return rng.choice([lay for lay in cands
+                       if abs(_extent(*lay, m1, m2, forms) - target) == best])
+
+
+def _placed(t1: int, t2: int, m1: int, m2: int, forms: tuple[int, int],
+            rng: random.Random) -> tuple[int, int]:
+    """The layout shifted so its last printed time falls at any minute of ``LAST_PRINTED``
+    (one law in both stories, ``_therapy_clock``)."""
+    p1, p2 = _printed(t1, m1, forms[0]), _printed(t2, m2, forms[1])
+    residue = rng.randrange(60)
+    last = max(p1 + p2)
+    # the last printed time at any minute of the window (whole hours long, so every
+    # minute of the hour and every hour of it are as likely)
+    shifts = [x for x in range(LAST_PRINTED[0] - last, LAST_PRINTED[1] - last + 1)
+              if x % 60 == residue]
+    shift = rng.choice(shifts)
+    return t1 + shift, t2 + shift
+
+
+# the window of the session's last printed clock time: 08:00-18:59, eleven whole clock
+# hours (so every hour of it is as likely, whatever minute of the hour the session ends)
+LAST_PRINTED = (8 * 60, 19 * 60 - 1)
+
+
+def _printed(t: int, m: int, form: int) -> tuple[int, ...]:
+    """The clock times a note prints for a service from minute ``t`` for ``m`` minutes in
+    ``INTERVAL_FORMS[form]``: start and end, the start, or the end."""
+    return ((t, t + m), (t,), (t + m,))[form]
+
+
+def _extent(t1: int, t2: int, m1: int, m2: int, forms: tuple[int, int]) -> int:
+    """Minutes between the earliest and the latest clock time the two notes print."""
+    printed = _printed(t1, m1, forms[0]) + _printed(t2, m2, forms[1])
+    return max(printed) - min(printed)
+
+
+def _overlap_layout(m1: int, m2: int, share: bool, rng: random.Random,
+                    span_cap: int | None) -> tuple[int, int]:
+    """Two overlapping services' starts relative to the session's first minute (0);
+    ``share``: the two intervals share a boundary (see ``_therapy_clock``)."""
     long_first = m1 >= m2
     lo, sh = (m1, m2) if long_first else (m2, m1)
-    if distinct:
-        gap = 0 if share else _gap(rng)
-        if rng.random() < 0.5:
-            return start, start + m1 + gap
-        return start + m2 + gap, start
     if share:  # wholly inside, flush with the start or the end
         offset = rng.choice((0, lo - sh))
     else:  # wholly inside off both ends, or overhanging one end by 1-7 minutes
         offset = rng.choice([o for o in range(-7, lo - sh + 8) if o not in (0, lo - sh)
                              and (span_cap is None
                                   or lo + max(0, -o, o - (lo - sh)) <= span_cap)])
-    t_long, t_short = start + max(0, -offset), start + max(0, offset)
+    t_long, t_short = max(0, -offset), max(0, offset)
     return (t_long, t_short) if long_first else (t_short, t_long)
 
 
-def _evaluation_clock(start: int, m1: int, m2: int, first_is_evaluation: bool,
-                      distinct: bool, rng: random.Random) -> tuple[int, int]:
+def _evaluation_clock(m1: int, m2: int, first_is_evaluation: bool, distinct: bool,
+                      rng: random.Random, forms: tuple[int, int] = (0, 0)) -> tuple[int, int]:
     """The start minutes of an evaluation or re-evaluation (untimed, 97161-97164) and a timed
     service. Distinct: separate intervals, 1-45 minutes apart. Not distinct: the two overlap
     by 1 minute or more, and the timed service keeps 8 or more minutes outside the
@@ -1775,18 +1833,18 @@ def _evaluation_clock(start: int, m1: int, m2: int, first_is_evaluation: bool,
     defensible as the denial.) The two intervals never share a printed clock time in either
     story (an overlap flush with the evaluation's start or end would leave the timed service
     fewer than 8 minutes of its own), so a shared clock string says nothing here."""
-    if distinct:
-        gap = _gap(rng)
-        if rng.random() < 0.5:
-            return start, start + m1 + gap
-        return start + m2 + gap, start
     m_eval, m_timed = (m1, m2) if first_is_evaluation else (m2, m1)
+    # the overlapping layout is drawn in both stories and a separate one laid out to print
+    # as near its extent as it can, then placed by one law (as ``_therapy_clock`` does)
     overlap = rng.randint(1, m_timed - 8)
     if rng.random() < 0.5:  # the timed service first, running on into the evaluation
-        t_timed, t_eval = start, start + m_timed - overlap
+        t_timed, t_eval = 0, m_timed - overlap
     else:  # the evaluation first, the timed service starting before it ended
-        t_eval, t_timed = start, start + m_eval - overlap
-    return (t_eval, t_timed) if first_is_evaluation else (t_timed, t_eval)
+        t_eval, t_timed = 0, m_eval - overlap
+    t1, t2 = (t_eval, t_timed) if first_is_evaluation else (t_timed, t_eval)
+    if distinct:
+        t1, t2 = _separate_like(t1, t2, m1, m2, GAPS, forms, rng)
+    return _placed(t1, t2, m1, m2, forms, rng)
 
 
 # the three ways therapists write a service's time, each drawn per note: start and end,
@@ -1806,15 +1864,17 @@ def _shared_sites(a: str, b: str) -> list[str]:
 
 def _therapy_notes(paid: str, denied: str, one: tuple[int, int, tuple[str, str]],
                    two: tuple[int, int, tuple[str, str]], mod: bool, rng: random.Random,
-                   bypass: tuple[str, str]) -> dict[str, Any]:
+                   bypass: tuple[str, str], forms: tuple[int, int]) -> dict[str, Any]:
     """The two lines' notes and modifiers; ``bypass``: the modifiers a biller appends
-    (XS for another site, XU for another interval, or 59)."""
+    (XS for another site, XU for another interval, or 59); ``forms``: each line's
+    ``INTERVAL_FORMS`` entry, drawn per line (therapists write the clock in more than one
+    way)."""
     (t1, m1, r1), (t2, m2, r2) = one, two
     dx = _Dx()
     notes, lines = {}, {}
-    for code, t, m, region in ((paid, t1, m1, r1), (denied, t2, m2, r2)):
-        # therapists write the clock in more than one way, each line drawn on its own
-        clock = rng.choice(rng.choice(INTERVAL_FORMS))
+    for code, t, m, region, form in ((paid, t1, m1, r1, forms[0]),
+                                     (denied, t2, m2, r2, forms[1])):
+        clock = rng.choice(INTERVAL_FORMS[form])
         when = clock.format(a=_clock(t), b=_clock(t + m), m=m)
         notes[code] = (f"{cat.THERAPY[code][1][0].upper()}{cat.THERAPY[code][1][1:]}, "
                        f"{when}, {region[0]}.")
