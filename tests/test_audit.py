@@ -212,12 +212,12 @@ def test_no_hand_written_shortcut_beats_the_modal_share(reports: dict[str, dict[
 
 
 # The generic random forests over every record value (rf_records: per outcome field, one
-# forest per feature kind, the best by out-of-bag accuracy) still beat the modal share by more
-# than 0.10 in deductive_liability, by approximating the task's own relations from raw amounts
-# (the balance due, the plan's met-to-date totals, an EOB line's deductible and coinsurance).
-# adversarial_fabrication holds the bar since issue 8's fourth round, abductive_conflict since
-# its third. Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
-FOREST_LEAKS = {"deductive_liability"}
+# forest per feature kind, the best by out-of-bag accuracy). Every task holds: deductive_liability
+# since issue 8's seventh round (test finding 0.296, resolution 0.344; it read the raw amounts
+# above the bar until the balance-billing statement itemized the remittance's shares and the
+# desk copay was collected at one rate), adversarial_fabrication since the fourth,
+# abductive_conflict since the third. A task listed here is a strict xfail.
+FOREST_LEAKS: set[str] = set()
 
 
 @pytest.mark.slow
@@ -252,14 +252,15 @@ def _learned_breaks(both: dict[str, dict[str, Any]], agents: list[str]) -> list[
 
 # The boosted trees over the leaves an agent is shown (gb_numbers, gb_dates, gb_labels,
 # gb_records; red team round 3 found them +0.23 to +0.32 above the modal share where the
-# random forests found +0.10). Measured at the final splits of issue 8's sixth round (deductive
-# 8b78ed4, abductive 5669efd, adversarial c0377d8), test / dev:
-# - deductive_liability: gb_records finding 0.428 / 0.413 (bar 0.340), resolution 0.436 / 0.440
-#   (0.420); gb_numbers finding 0.384 / 0.373, resolution 0.444 on test; pass at most 0.148
-#   (cap 0.250)
-# - abductive_conflict: gb_numbers pass 0.580, gb_labels 0.556, gb_records 0.552 on test (cap
-#   0.546); gb_records 0.573 on dev (0.543) - the round-6 therapy clock is read by trees over
-#   the printed minutes
+# random forests found +0.10), and since round 7 the per-family router over them (router_gb,
+# the round-6 red team's). Measured at the final splits of issue 8's seventh round (deductive
+# babbf15, abductive 52d0639, adversarial c0377d8), test / dev:
+# - deductive_liability: gb_records finding 0.384 / 0.353 (bar 0.340), resolution 0.432 on
+#   test (0.420); gb_numbers finding 0.352 / 0.353, resolution 0.472 on test; router_gb =
+#   gb_records (no route gains on train); pass at most 0.116 (cap 0.250)
+# - abductive_conflict: router_gb pass 0.556 on test (cap 0.546; it routes on a categorical
+#   leaf); gb_numbers, gb_labels and gb_records hold since round 7 (0.580 / 0.556 / 0.552 at
+#   round 6)
 # - adversarial_fabrication holds since round 6 (gb_records resolution 0.576 at round 5)
 # Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
 GB_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
@@ -269,7 +270,7 @@ GB_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
 @pytest.mark.parametrize("task", _known(GB_LEAKS))
 def test_boosted_shortcuts_stay_near_the_modal_share(
         audits: dict[str, dict[str, dict[str, Any]]], task: str) -> None:
-    gb = ["gb_numbers", "gb_dates", "gb_labels", "gb_records"]
+    gb = ["gb_numbers", "gb_dates", "gb_labels", "gb_records", "router_gb"]
     assert not _learned_breaks(audits[task], gb), _learned_breaks(audits[task], gb)
 
 
@@ -292,10 +293,11 @@ def test_overlap_shortcut_stays_near_the_modal_share(
 
 # The word forest (rf_words: one-hot categorical leaves and the presence of every word of every
 # free text; red team round 4 read abductive's line notes at 0.612 test / 0.567 dev with five
-# hand-picked claim features and the two notes' words). Every task holds at the round-6 splits
-# (abductive pass 0.544 on test, cap 0.546; deductive finding 0.236 on test). A task listed
-# here is a strict xfail.
-WORDS_LEAKS: set[str] = set()
+# hand-picked claim features and the two notes' words). At the round-7 splits abductive_conflict
+# passes 0.568 on test (cap 0.546; 0.544 at round 6 - the round-7 redraws of the notes moved it
+# over; dev holds); deductive (finding at most 0.273) and adversarial hold. A task listed here is
+# a strict xfail.
+WORDS_LEAKS: set[str] = {"abductive_conflict"}
 
 
 @pytest.mark.slow
@@ -308,11 +310,15 @@ def test_word_forest_stays_near_the_modal_share(
 
 # Round 6 (red team round 5). The per-record word counts (gb_wordcounts, and with the numeric
 # leaves gb_wordcounts_numbers; the red team's count of "Copay at check-in" captures read
-# duplicate_charge at AUC 0.96). Measured at the round-6 splits (see GB_LEAKS), test / dev:
-# - deductive_liability: gb_wordcounts_numbers finding 0.532 / 0.400 (bar 0.340), party 0.640
-#   on test (0.580), resolution 0.588 on test (0.420); gb_wordcounts finding 0.360 on dev
-# - abductive_conflict: gb_wordcounts_numbers pass 0.572 / 0.573 (cap 0.546 / 0.543)
-# - adversarial_fabrication holds (party at most 0.472 / 0.507)
+# duplicate_charge at AUC 0.96), and since round 7 the counts split by the year of their item
+# (gb_wordcounts_years; red team round 6 counted this year's captures). Measured at the round-7
+# splits (see GB_LEAKS), test / dev:
+# - deductive_liability: gb_wordcounts_years finding 0.424 / 0.387 (bar 0.340), party 0.592 on
+#   test (0.580), resolution 0.544 on test (0.420); gb_wordcounts_numbers finding 0.412 / 0.420,
+#   resolution 0.480 / 0.507 (0.532 / 0.400 finding at round 6)
+# - abductive_conflict: gb_wordcounts_numbers and gb_wordcounts_years pass 0.552 on test (cap
+#   0.546); dev holds
+# - adversarial_fabrication holds
 # Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
 WORDCOUNT_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
 
@@ -321,15 +327,15 @@ WORDCOUNT_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
 @pytest.mark.parametrize("task", _known(WORDCOUNT_LEAKS))
 def test_word_count_shortcuts_stay_near_the_modal_share(
         audits: dict[str, dict[str, dict[str, Any]]], task: str) -> None:
-    agents = ["gb_wordcounts", "gb_wordcounts_numbers"]
+    agents = ["gb_wordcounts", "gb_wordcounts_numbers", "gb_wordcounts_years"]
     assert not _learned_breaks(audits[task], agents), _learned_breaks(audits[task], agents)
 
 
 # The digit runs of every free text by position with the categorical leaves (note_numbers; the
 # red team's numtok_gb read abductive therapy from the notes' clock minutes, 0.748 / 0.787).
-# Measured at the round-6 splits, test / dev:
-# - abductive_conflict: pass 0.572 on test (cap 0.546); dev holds
-# - deductive_liability (finding at most 0.252 on test) and adversarial_fabrication hold.
+# Measured at the round-7 splits, test / dev:
+# - abductive_conflict: pass 0.560 on dev (cap 0.543); test holds (0.572 on test at round 6)
+# - deductive_liability and adversarial_fabrication hold.
 NOTE_NUMBER_LEAKS: set[str] = {"abductive_conflict"}
 
 
@@ -343,11 +349,11 @@ def test_note_numbers_stay_near_the_modal_share(
 
 # The pass maximiser (whole answers over the strongest leaf families, each filed with its train
 # pointer's amount, argmax P(answer) x P(pointer right); red team round 5 passed deductive
-# 0.344 / 0.320 against 0.25), held to the pass bar only. Measured at the round-6 splits, test /
-# dev:
-# - abductive_conflict: 0.560 / 0.553 (cap 0.546 / 0.543)
-# - deductive_liability 0.200 / 0.220 (cap 0.250) and adversarial_fabrication hold.
-PASSMAX_LEAKS: set[str] = {"abductive_conflict"}
+# 0.344 / 0.320 against 0.25), held to the pass bar only. Every task holds at the round-7
+# splits, test / dev: deductive_liability 0.216 / 0.187 (cap 0.250), abductive_conflict 0.536 /
+# 0.527 (0.560 / 0.553 at round 6; cap 0.546 / 0.543), adversarial_fabrication 0.104 / 0.120.
+# A task listed here is a strict xfail.
+PASSMAX_LEAKS: set[str] = set()
 
 
 @pytest.mark.slow
