@@ -128,7 +128,7 @@ DX_EM_LEVELS: dict[str, tuple[str, ...]] = {
     "M54.50": ("99213", "99214"),
     "J06.9": ("99212", "99213"), "J01.90": ("99212", "99213"), "R05.1": ("99212", "99213"),
     "M25.561": ("99213", "99214"), "M17.11": ("99213",), "M17.12": ("99213",),
-    "L57.0": ("99212", "99213"), "L72.0": ("99212", "99213"), "L82.1": ("99212", "99213"),
+    "L57.0": ("99212", "99213"), "L72.0": ("99212", "99213"), "L82.1": ("99212",),
     "L30.9": ("99212", "99213"),
 }
 NEW_FOR_EST = {"99212": "99202", "99213": "99203", "99214": "99204", "99215": "99205"}
@@ -630,20 +630,26 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # a copay plan's visit always carries a procedure line (deductible and coinsurance then
     # apply in every branch, not only where an error needs them)
     with_proc = need_proc or has_copay or rng.random() < 0.8
-    visit_dx = rng.choice([d for d in em_dx if em_levels(d, visit_copay)])
-    em = rng.choice(em_levels(visit_dx, visit_copay))
-
     # a procedure for a separately identifiable problem (the -25 visit must not be for the
     # problem the procedure treats, nor for knee pain next to that knee's arthritis)
-    def compatible(opts: tuple[tuple[str, ...], ...]) -> list[tuple[str, ...]]:
-        return [o for o in opts if visit_dx not in o
-                and not (visit_dx == "M25.561" and "M17.11" in o)]
+    # (nor for the other knee's arthritis next to an injection for one knee's: one problem,
+    # osteoarthritis of the knees, managed at one visit; domain review round 7)
+    def compatible(opts: tuple[tuple[str, ...], ...], dx: str) -> list[tuple[str, ...]]:
+        return [o for o in opts if dx not in o
+                and not (dx == "M25.561" and "M17.11" in o)
+                and not (dx.startswith("M17.1") and any(d.startswith("M17.1") for d in o))]
+
+    # (a visit with a procedure is for a problem some procedure of the practice leaves
+    # separately identifiable)
+    visit_dx = rng.choice([d for d in em_dx if em_levels(d, visit_copay) and (
+        not with_proc or any(compatible(PROC_DX[p], d) for p in procs))])
+    em = rng.choice(em_levels(visit_dx, visit_copay))
 
     proc = None
     proc_dx: tuple[str, ...] = ()
     if with_proc:
-        proc = rng.choice([p for p in procs if compatible(PROC_DX[p])])
-        proc_dx = rng.choice(compatible(PROC_DX[proc]))
+        proc = rng.choice([p for p in procs if compatible(PROC_DX[p], visit_dx)])
+        proc_dx = rng.choice(compatible(PROC_DX[proc], visit_dx))
 
     # one chargemaster per practice: a single markup over the contracted rates, prices to the
     # cent (a coinsurance taken on the billed charge always stays below the allowed amount)
@@ -743,6 +749,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # own stream): this year's visits before the older one pay copays that the plan's
     # accumulators count (OOP maximum; the deductible where copays count toward it)
     years = random.Random(f"{TASK}-copay-years-{seed}")
+    # a balance carried forward from an earlier statement (an older service's share still
+    # owed), drawn alike in every branch: the statement's amount due and the ledger's balance
+    # then say how much is owed on the account, and only this visit's part of it (the amount
+    # due less the balance brought forward) compares with the patient's share. Drawn before
+    # the older visit, which is a new patient's only without one (its own stream, so that
+    # drawing it earlier moves no other record's draw)
+    owed = random.Random(f"{TASK}-prior-balance-{seed}")
+    prior_bal = 0 if owed.random() < PRIOR_NONE else _prior_draw(owed)
     own_desk = (1 + bool(checkin) + (duplicate_of == "checkin_copay")) if has_copay else 0
     early_2026 = max(years.randrange(*COPAY_VISITS_2026) - own_desk, 0) if has_copay else 0
     visits_2025 = years.randrange(*COPAY_VISITS_2025) if has_copay else 0
@@ -758,10 +772,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # a follow-up of the same problem at the same level: two visits, the same fee (the
         # same charge amount twice on the ledger, under two claims; issue 8, round 8)
         older_dx, older_em = visit_dx, em
-    elif not has_copay and rng.random() < 0.5:
+    elif not has_copay and not prior_bal and rng.random() < 0.5:
         # the first visit to this practice: a new-patient code - only where the card log
         # shows no check-in copays from last year (a patient seen within three years is
-        # established: CPT E/M guidelines, Pub. 100-04 ch. 12 30.6.7; domain review round 6)
+        # established: CPT E/M guidelines, Pub. 100-04 ch. 12 30.6.7; domain review round 6),
+        # and only without a balance brought forward (an older service's share still owed
+        # says the patient was seen before; domain review round 7)
         older_em = NEW_FOR_EST[older_em]
     older_allowed = fee(ref, older_em, loc)
     older_line = {"line": 1, "hcpcs": older_em, "modifiers": [], "benefit": "office_visit",
@@ -1012,11 +1028,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         stmt_balance = pr_stmt - (checkin if copay_credited else 0)
         if dup_line is not None:
             stmt_balance += dup_line["allowed"] if dup_adjusted else dup_line["billed"]
-    # a balance carried forward from an earlier statement (an older service's share still
-    # owed), drawn alike in every branch: the statement's amount due and the ledger's balance
-    # then say how much is owed on the account, and only this visit's part of it (the amount
-    # due less the balance brought forward) compares with the patient's share
-    prior_bal = 0 if rng.random() < PRIOR_NONE else _prior_draw(rng)
+    # (where the balance forward was drawn until round 7d: the same draws are made here, so
+    # that every later record's draw stays as it was and the splits move no more than the
+    # realism fixes need)
+    if rng.random() >= PRIOR_NONE:
+        _prior_draw(rng)
     due = stmt_balance + prior_bal
     if duplicate_of == "statement_payment":
         paid, pay_state = True, "full"
