@@ -1744,7 +1744,8 @@ def verdict(report: dict[str, Any]) -> str:
     short = {"finding": "finding", "responsible_party": "party",
              "resolution_type": "resolution", "appeal_reason": "reason"}
     breaks = []
-    cap = report["modal_outcome"]["share"] + PASS_SLACK
+    # rounded: an accuracy exactly at the bar (0.34 against 0.24 + 0.10) holds it
+    cap = round(report["modal_outcome"]["share"] + PASS_SLACK, 9)
     for r in report["agents"]:
         if r["kind"] not in ("shortcut", "exploit"):
             continue
@@ -1753,7 +1754,7 @@ def verdict(report: dict[str, Any]) -> str:
         if r["kind"] != "shortcut":
             continue
         for f in judged_fields(r["agent"], report["fields"]):
-            bar = report["modal_share"][f]["share"] + FIELD_SLACK
+            bar = round(report["modal_share"][f]["share"] + FIELD_SLACK, 9)
             if r["field_accuracy"][f] > bar:
                 breaks.append(f"{r['agent']} {short[f]} {r['field_accuracy'][f]:.3f} > "
                               f"{bar:.3f}")

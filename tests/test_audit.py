@@ -186,7 +186,7 @@ def test_no_shortcut_passes_more_than_its_class(reports: dict[str, dict[str, Any
     best = max(r["pass_rate"] for r in rep["agents"]
                if r["kind"] in ("shortcut", "exploit") and r["agent"] not in LEARNED_AGENTS
                and r["agent"] not in PASS_ONLY)
-    assert best <= rep["modal_outcome"]["share"] + 0.05, text
+    assert best <= round(rep["modal_outcome"]["share"] + 0.05, 9), text
 
 
 # Every hand-written shortcut now stays within the modal share + 0.10 in every billing task (the
@@ -208,12 +208,12 @@ def test_no_hand_written_shortcut_beats_the_modal_share(reports: dict[str, dict[
             and r["agent"] not in PASS_ONLY]
     for f in rep["fields"]:
         top = max(r["field_accuracy"][f] for r in rows if f in judged_fields(r["agent"], [f]))
-        assert top <= rep["modal_share"][f]["share"] + 0.10, (f, text)
+        assert top <= round(rep["modal_share"][f]["share"] + 0.10, 9), (f, text)
 
 
 # The generic random forests over every record value (rf_records: per outcome field, one
 # forest per feature kind, the best by out-of-bag accuracy). Every task holds: deductive_liability
-# since issue 8's seventh round (test finding 0.296, resolution 0.344; it read the raw amounts
+# since issue 8's seventh round (test finding 0.284, resolution 0.372; it read the raw amounts
 # above the bar until the balance-billing statement itemized the remittance's shares and the
 # desk copay was collected at one rate), adversarial_fabrication since the fourth,
 # abductive_conflict since the third. A task listed here is a strict xfail.
@@ -229,7 +229,7 @@ def test_forest_shortcut_stays_near_the_modal_share(reports: dict[str, dict[str,
     rep = reports[task]
     rf = next(r for r in rep["agents"] if r["agent"] == "rf_records")
     for f in rep["fields"]:
-        assert rf["field_accuracy"][f] <= rep["modal_share"][f]["share"] + 0.10, (f, rf)
+        assert rf["field_accuracy"][f] <= round(rep["modal_share"][f]["share"] + 0.10, 9), (f, rf)
 
 
 def _learned_breaks(both: dict[str, dict[str, Any]], agents: list[str]) -> list[str]:
@@ -237,14 +237,14 @@ def _learned_breaks(both: dict[str, dict[str, Any]], agents: list[str]) -> list[
     whole answer's share + 0.05, a field above its modal share + 0.10."""
     out = []
     for split, rep in both.items():
-        cap = rep["modal_outcome"]["share"] + 0.05
+        cap = round(rep["modal_outcome"]["share"] + 0.05, 9)  # 0.34 vs 0.24 + 0.10 holds
         for r in rep["agents"]:
             if r["agent"] not in agents:
                 continue
             if r["pass_rate"] > cap:
                 out.append(f"{split} {r['agent']} pass {r['pass_rate']:.3f} > {cap:.3f}")
             for f in rep["fields"]:
-                bar = rep["modal_share"][f]["share"] + 0.10
+                bar = round(rep["modal_share"][f]["share"] + 0.10, 9)
                 if r["field_accuracy"][f] > bar:
                     out.append(f"{split} {r['agent']} {f} {r['field_accuracy'][f]:.3f} > {bar:.3f}")
     return out
@@ -254,10 +254,10 @@ def _learned_breaks(both: dict[str, dict[str, Any]], agents: list[str]) -> list[
 # gb_records; red team round 3 found them +0.23 to +0.32 above the modal share where the
 # random forests found +0.10), and since round 7 the per-family router over them (router_gb,
 # the round-6 red team's). Measured at the final splits of issue 8's seventh round (deductive
-# babbf15, abductive 52d0639, adversarial c0377d8), test / dev:
-# - deductive_liability: gb_records finding 0.384 / 0.353 (bar 0.340), resolution 0.432 on
-#   test (0.420); gb_numbers finding 0.352 / 0.353, resolution 0.472 on test; router_gb =
-#   gb_records (no route gains on train); pass at most 0.116 (cap 0.250)
+# 9188ef6, abductive 52d0639, adversarial c0377d8), test / dev:
+# - deductive_liability: gb_numbers finding 0.364 / 0.413 (bar 0.340), resolution 0.448 on
+#   test (0.420); gb_records finding 0.380 / 0.340, resolution 0.432 on test; router_gb =
+#   gb_records (no route gains on train); pass at most 0.120 (cap 0.250)
 # - abductive_conflict: router_gb pass 0.556 on test (cap 0.546; it routes on a categorical
 #   leaf); gb_numbers, gb_labels and gb_records hold since round 7 (0.580 / 0.556 / 0.552 at
 #   round 6)
@@ -295,7 +295,7 @@ def test_overlap_shortcut_stays_near_the_modal_share(
 # free text; red team round 4 read abductive's line notes at 0.612 test / 0.567 dev with five
 # hand-picked claim features and the two notes' words). At the round-7 splits abductive_conflict
 # passes 0.568 on test (cap 0.546; 0.544 at round 6 - the round-7 redraws of the notes moved it
-# over; dev holds); deductive (finding at most 0.273) and adversarial hold. A task listed here is
+# over; dev holds); deductive (finding at most 0.327) and adversarial hold. A task listed here is
 # a strict xfail.
 WORDS_LEAKS: set[str] = {"abductive_conflict"}
 
@@ -313,9 +313,9 @@ def test_word_forest_stays_near_the_modal_share(
 # duplicate_charge at AUC 0.96), and since round 7 the counts split by the year of their item
 # (gb_wordcounts_years; red team round 6 counted this year's captures). Measured at the round-7
 # splits (see GB_LEAKS), test / dev:
-# - deductive_liability: gb_wordcounts_years finding 0.424 / 0.387 (bar 0.340), party 0.592 on
-#   test (0.580), resolution 0.544 on test (0.420); gb_wordcounts_numbers finding 0.412 / 0.420,
-#   resolution 0.480 / 0.507 (0.532 / 0.400 finding at round 6)
+# - deductive_liability: gb_wordcounts_years finding 0.396 / 0.380 (bar 0.340), resolution
+#   0.488 on test (0.420); gb_wordcounts_numbers finding 0.384 / 0.413, resolution 0.492 / 0.453
+#   (finding 0.532 / 0.400, party 0.640 on test at round 6)
 # - abductive_conflict: gb_wordcounts_numbers and gb_wordcounts_years pass 0.552 on test (cap
 #   0.546); dev holds
 # - adversarial_fabrication holds
@@ -350,7 +350,7 @@ def test_note_numbers_stay_near_the_modal_share(
 # The pass maximiser (whole answers over the strongest leaf families, each filed with its train
 # pointer's amount, argmax P(answer) x P(pointer right); red team round 5 passed deductive
 # 0.344 / 0.320 against 0.25), held to the pass bar only. Every task holds at the round-7
-# splits, test / dev: deductive_liability 0.216 / 0.187 (cap 0.250), abductive_conflict 0.536 /
+# splits, test / dev: deductive_liability 0.224 / 0.193 (cap 0.250), abductive_conflict 0.536 /
 # 0.527 (0.560 / 0.553 at round 6; cap 0.546 / 0.543), adversarial_fabrication 0.104 / 0.120.
 # A task listed here is a strict xfail.
 PASSMAX_LEAKS: set[str] = set()
@@ -363,7 +363,7 @@ def test_pass_maximiser_passes_no_more_than_the_most_common_answer(
     out = []
     for split, rep in audits[task].items():
         row = next(r for r in rep["agents"] if r["agent"] == "pass_maximiser")
-        cap = rep["modal_outcome"]["share"] + 0.05
+        cap = round(rep["modal_outcome"]["share"] + 0.05, 9)
         if row["pass_rate"] > cap:
             out.append(f"{split} pass {row['pass_rate']:.3f} > {cap:.3f}")
         assert "pass_maximiser " + next(iter(rep["fields"])) not in verdict(rep)  # pass only
