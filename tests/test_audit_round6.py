@@ -18,9 +18,7 @@ pytest.importorskip("sklearn")
 
 from clarus_env.audit import (  # noqa: E402 - after the skip
     LEARNED_AGENTS,
-    LEARNER,
     RELATION_RULES,
-    TrainSet,
     format_audit,
     learned_rule,
     pass_rule,
@@ -28,29 +26,15 @@ from clarus_env.audit import (  # noqa: E402 - after the skip
     verdict,
     view_leaves,
 )
+from tests.test_audit_relations import _accuracy, _rule, _trainset  # noqa: E402
 
 FILLER = ("Card authorization", "Settlement batch closed", "Refund issued to card",
           "Online portal payment", "Statement fee waived", "Balance transfer posted")
 
 
-def _trainset(rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> TrainSet:
-    return TrainSet("synthetic", [{"expected": exp} for _, exp in rows],
-                    views=[view for view, _ in rows])
-
-
-def _accuracy(rule: Any, rows: list[tuple[dict[str, Any], dict[str, Any]]], key: str) -> float:
-    return sum(rule(view)[key] == exp[key] for view, exp in rows) / len(rows)
-
-
 def _passes(rule: Any, rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> float:
     """Whole answer and amount right, as a pass needs."""
     return sum(all(rule(view)[k] == exp[k] for k in exp) for view, exp in rows) / len(rows)
-
-
-def _rule(train: TrainSet, name: str) -> Any:
-    rule = learned_rule(train, LEARNED_AGENTS[name], LEARNER.get(name, "boosted"))
-    assert rule is not None
-    return rule
 
 
 def _log(rng: random.Random, copays: int) -> list[dict[str, Any]]:

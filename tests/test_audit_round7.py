@@ -18,31 +18,14 @@ pytest.importorskip("sklearn")
 
 from clarus_env import audit_learned  # noqa: E402 - after the skip
 from clarus_env.audit import (  # noqa: E402
-    LEARNED_AGENTS,
-    LEARNER,
     RELATION_RULES,
     DateMatrix,
-    TrainSet,
     learned_rule,
     record_year_counts,
     view_leaves,
 )
 from clarus_env.audit_learned import code_path, route_candidates, router_rule  # noqa: E402
-
-
-def _trainset(rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> TrainSet:
-    return TrainSet("synthetic", [{"expected": exp} for _, exp in rows],
-                    views=[view for view, _ in rows])
-
-
-def _accuracy(rule: Any, rows: list[tuple[dict[str, Any], dict[str, Any]]], key: str) -> float:
-    return sum(rule(view)[key] == exp[key] for view, exp in rows) / len(rows)
-
-
-def _rule(train: TrainSet, name: str) -> Any:
-    rule = learned_rule(train, LEARNED_AGENTS[name], LEARNER.get(name, "boosted"))
-    assert rule is not None
-    return rule
+from tests.test_audit_relations import _accuracy, _rule, _trainset  # noqa: E402
 
 
 # -- gb_wordcounts_years ----------------------------------------------------------------------

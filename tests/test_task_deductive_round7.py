@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import collections
 from functools import cache
-from statistics import mean, pvariance
+from statistics import mean
 from typing import Any
 
 import pytest
 
 from clarus_env.reference import open_reference
 from clarus_env.scenario import compile_scenario
+from tests.test_task_deductive_liability import _branch_means_agree as _apart
 
 TASK = "deductive_liability"
 FRESH = range(930_000, 931_000)  # outside every split
@@ -46,19 +47,6 @@ def _records(sc: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def _finding(sc: dict[str, Any]) -> str:
     f = sc["expected"]["finding"]
     return f"{f}:{sc['variant']['error_side']}" if f == "coinsurance_on_billed" else f
-
-
-def _apart(rows: list[tuple[str, float]]) -> list[tuple[str, float, float]]:
-    """Each finding's mean against the other findings' mean: those more than three standard
-    errors apart (Welch)."""
-    out = []
-    for f in sorted({k for k, _ in rows}):
-        a = [v for k, v in rows if k == f]
-        b = [v for k, v in rows if k != f]
-        se = (pvariance(a) / len(a) + pvariance(b) / len(b)) ** 0.5
-        if abs(mean(a) - mean(b)) > 3 * max(se, 1e-9):
-            out.append((f, round(mean(a), 3), round(mean(b), 3)))
-    return out
 
 
 def _copay_captures(log: dict[str, Any], year: str) -> list[dict[str, Any]]:
