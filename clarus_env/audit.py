@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .audit_counts import struct_counts
 from .env import make
 from .evaluation import outcome_correct
 from .scenario_store import load_scenario
@@ -167,6 +168,9 @@ class TrainSet:
     views: list[dict[str, Any]] | None = None
     # those views' leaves (``train_leaves``): every learned shortcut reads the same ones
     leaves: list[Leaves] | None = None
+    # learned shortcuts fitted on this train set, by (learner, kinds): two agents over the
+    # same leaves with the same learner (gb_records, router_gb's global trees) fit them once
+    fitted: dict[tuple[str, tuple[str, ...]], Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.labels = [label_of(s["expected"]) for s in self.scenarios]
@@ -443,6 +447,9 @@ class Leaves:
     year_counts: dict[str, float] = field(default_factory=dict)
     # each timestamp's hour in UTC, where the timestamp prints its offset (``Z``, ``+10:00``)
     utc_hours: dict[str, float] = field(default_factory=dict)
+    # list lengths and per-value item counts, also on/before/after the view's anchor day
+    # (``audit_counts.struct_counts``)
+    structs: dict[str, float] = field(default_factory=dict)
 
 
 def _walk(obj: Any, path: str, out: Leaves) -> None:
@@ -586,6 +593,7 @@ def view_leaves(view: dict[str, Any]) -> Leaves:
         if records[t]:
             out.year_counts.update((f"{t}~{w}", float(c))
                                    for w, c in record_year_counts(records[t], current).items())
+    out.structs.update((k, float(c)) for k, c in struct_counts(records).items())
     return out
 
 
@@ -642,6 +650,9 @@ WORD_MIN_DOCS = 5  # a word in fewer train views is not in the vocabulary
 DIGIT_RUN = re.compile(r"\d+")
 NOTE_NUMBERS = 8  # digit runs read per free text, by position
 MAX_FAMILY_COLUMNS = 400  # word-count / note-number columns kept, by train variance
+# column families that are counts (0 where absent, in the vocabulary from ``WORD_MIN_DOCS``
+# train views): word presence, word counts, year-split word counts, structural counts
+COUNTED = ("w:", "k:", "y:", "s:")
 
 
 def words(text: str) -> set[str]:
@@ -682,7 +693,7 @@ class LeafMatrix:
         for k in sorted(values):
             vs = values[k]
             distinct = set(vs)
-            if (len(vs) < (WORD_MIN_DOCS if k.startswith(("w:", "k:", "y:")) else MIN_SHARE * n)
+            if (len(vs) < (WORD_MIN_DOCS if k.startswith(COUNTED) else MIN_SHARE * n)
                     or (len(distinct) < 2 and len(vs) == n) or k in capped):
                 continue
             if isinstance(vs[0], str):
@@ -698,7 +709,7 @@ class LeafMatrix:
         # presence columns (a word, a one-hot category) and word counts read 0 where absent,
         # not missing
         self.present = [i for i, k in enumerate(self.columns)
-                        if k.startswith(("w:", "k:", "y:")) or (onehot and k.startswith("c:"))]
+                        if k.startswith(COUNTED) or (onehot and k.startswith("c:"))]
 
     @staticmethod
     def _capped(values: dict[str, list[Any]], n: int) -> set[str]:
@@ -707,7 +718,7 @@ class LeafMatrix:
         (a count absent from a view is 0 there) and note numbers printed in the most train
         views. Other families are never capped."""
         out: set[str] = set()
-        for prefix in ("k:", "y:", "t:"):
+        for prefix in ("k:", "y:", "s:", "t:"):
             spread = []
             for k, vs in values.items():
                 if not k.startswith(prefix):
@@ -745,6 +756,8 @@ class LeafMatrix:
             row.update((f"k:{k}", v) for k, v in lv.counts.items())
         if "yearcounts" in self.kinds:
             row.update((f"y:{k}", v) for k, v in lv.year_counts.items())
+        if "structcounts" in self.kinds:
+            row.update((f"s:{k}", v) for k, v in lv.structs.items())
         if "notenumbers" in self.kinds:
             for p in self.free:
                 if p in lv.texts:
@@ -866,7 +879,11 @@ LEARNED_AGENTS: dict[str, tuple[str, ...]] = {
     # (this year's copay captures, not all of them), with the numeric leaves; and gb_records'
     # leaves through one set of trees per family of views (``audit_learned.router_rule``)
     "gb_wordcounts_years": ("numbers", "yearcounts"),
-    "router_gb": ("numbers", "dates", "labels")}
+    "router_gb": ("numbers", "dates", "labels"),
+    # round 8 (independent red team): structural counts - list lengths, items per value of
+    # each short categorical field, and those on/before/after the view's anchor day
+    # (``audit_counts.struct_counts``)
+    "gb_counts": ("structcounts",)}
 # the learner each of them uses where it is not boosted trees
 LEARNER: dict[str, str] = {"rf_words": "forest", "note_numbers": "boosted_full",
                            "router_gb": "router"}
@@ -938,17 +955,21 @@ def learned_rule(train: TrainSet, kinds: tuple[str, ...], model: str = "boosted"
         from .audit_learned import router_rule  # a module of its own; it builds on this one
 
         return router_rule(train, kinds)
+    if (model, kinds) in train.fitted:
+        return train.fitted[(model, kinds)]
     views, leaves = _train_leaves(train)
     matrix = LeafMatrix(kinds, leaves, onehot=model == "forest")
     if not matrix.columns or any(k in kinds and not any(c.startswith(p) for c in matrix.columns)
                                  for k, p in (("overlap", "o:"), ("words", "w:"),
                                               ("wordcounts", "k:"), ("yearcounts", "y:"),
+                                              ("structcounts", "s:"),
                                               ("notenumbers", "t:"))):
         return None
     fit = forest if model == "forest" else functools.partial(
         boosted_trees_full if model == "boosted_full" else boosted_trees,
         categorical=matrix.categorical)
-    return _decoder(train, views, leaves, matrix, fit)
+    train.fitted[(model, kinds)] = _decoder(train, views, leaves, matrix, fit)
+    return train.fitted[(model, kinds)]
 
 
 def _decoder(train: TrainSet, views: list[dict[str, Any]], leaves: list[Leaves], matrix: Any,
@@ -1539,6 +1560,51 @@ def reference_agents(task: str) -> dict[str, Callable[[], Any]]:
 
 
 # -- running and reporting -------------------------------------------------------------------
+WILSON_Z = 1.959964  # the normal quantile of a two-sided 95% interval
+
+
+def wilson(hits: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
+    """The Wilson score interval of a rate of ``hits`` in ``n`` (95% by default): a pass rate
+    over 200 scenarios is a sample, and a reader comparing it with a bar a few points away
+    needs its spread. Unlike the normal approximation it stays inside [0, 1] and is not
+    zero-width at 0 or n. (0, 1) for no episodes."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    # at 0 and n the bound is exactly 0 or 1 (the floating-point sum can miss it by an ulp)
+    return (0.0 if hits == 0 else max(0.0, centre - half),
+            1.0 if hits == n else min(1.0, centre + half))
+
+
+def selected_on_dev(dev: dict[str, Any], test: dict[str, Any]) -> dict[str, Any]:
+    """The shortcut with the best dev pass rate, and per outcome field the shortcut with the
+    best dev accuracy on it, each reported with its test figure and that figure's 95% Wilson
+    interval. The best of ~30 agents on one split is biased upward (the winner's curse: some
+    agent is lucky on those scenarios); choosing on dev and reading test is not. Ties go to
+    the agent listed first. Agents missing from either report are not candidates."""
+    on_test = {r["agent"]: r for r in test["agents"]}
+    cands = [r for r in dev["agents"] if r["kind"] == "shortcut" and r["agent"] in on_test]
+    n = test["scenarios"]
+
+    def pick(value: Callable[[dict[str, Any]], float], read: Callable[[dict[str, Any]], float]
+             ) -> dict[str, Any] | None:
+        if not cands:
+            return None
+        best = max(cands, key=value)  # max keeps the first of equals
+        got = read(on_test[best["agent"]])
+        lo, hi = wilson(round(got * n), n)
+        return {"agent": best["agent"], "dev": value(best), "test": got,
+                "test_ci": [round(lo, 4), round(hi, 4)]}
+
+    return {"pass": pick(lambda r: r["pass_rate"], lambda r: r["pass_rate"]),
+            "fields": {f: pick(lambda r, f=f: (r["field_accuracy"][f]
+                                               if f in judged_fields(r["agent"], [f]) else -1.0),
+                               lambda r, f=f: r["field_accuracy"][f])
+                       for f in test["fields"] if f in dev["fields"]}}
+
+
 @dataclass
 class AgentResult:
     agent: str
@@ -1555,6 +1621,7 @@ class AgentResult:
         return {"agent": self.agent, "kind": self.kind, "episodes": self.episodes,
                 "outcome_accuracy": round(self.outcome / n, 4),
                 "pass_rate": round(self.passed / n, 4),
+                "pass_ci": [round(v, 4) for v in wilson(self.passed, self.episodes)],
                 "mean_score": round(self.score / n, 4), "mean_return": round(self.ret / n, 4),
                 "field_accuracy": {f: round(self.field_hits[f] / n, 4) for f in fields}}
 
@@ -1610,8 +1677,12 @@ def audit_splits(task: str, splits: Iterable[str], *, limit: int | None = None,
     wanted = None if agents is None else set(agents)
     relations = ({} if wanted is not None and not wanted & set(RELATION_RULES)
                  else relation_agents(task, train))
-    return [_audit_split(task, split, train, shortcuts, relations, limit=limit, agents=agents,
-                         progress=progress) for split in splits]
+    reports = [_audit_split(task, split, train, shortcuts, relations, limit=limit,
+                            agents=agents, progress=progress) for split in splits]
+    if "dev" in splits and "test" in splits:
+        by = dict(zip(splits, reports, strict=True))
+        by["test"]["selected_on_dev"] = selected_on_dev(by["dev"], by["test"])
+    return reports
 
 
 def _audit_split(task: str, split: str, train: TrainSet,
@@ -1716,6 +1787,13 @@ def format_audit(report: dict[str, Any]) -> str:
     mo = report["modal_outcome"]
     lines.append(f"most common whole answer on {report['split']}: share {mo['share']:.3f} ("
                  + ", ".join(f"{short[f]}={v}" for f, v in mo["value"].items()) + ")")
+    sel = report.get("selected_on_dev")
+    if sel and sel["pass"]:
+        p = sel["pass"]
+        fl = "; ".join(f"{short[f]} {v['agent']} {v['test']:.3f} [{v['test_ci'][0]:.3f}, "
+                       f"{v['test_ci'][1]:.3f}]" for f, v in sel["fields"].items() if v)
+        lines.append(f"selected on dev, read on test (95% Wilson): pass {p['agent']} "
+                     f"{p['test']:.3f} [{p['test_ci'][0]:.3f}, {p['test_ci'][1]:.3f}]; {fl}")
     lines.append(verdict(report))
     return "\n".join(lines)
 

@@ -115,31 +115,49 @@ def _fit_finding(leaves: list[Leaves], y: list[str], kinds: Kinds = ROUTER_KINDS
     return predict
 
 
-def _routed_accuracy(leaves: list[Leaves], y: list[str], route: Callable[[Leaves], str] | None,
-                     kinds: Kinds = ROUTER_KINDS) -> float:
-    """Cross-validated finding accuracy (``ROUTE_FOLDS`` folds by position) of one model per
-    route with ``ROUTE_MIN_VIEWS`` train views of the fold, the global model for the rest;
-    ``route`` None: the global model alone."""
-    right = 0
-    for k in range(ROUTE_FOLDS):
-        fit = [i for i in range(len(y)) if i % ROUTE_FOLDS != k]
-        held = [i for i in range(len(y)) if i % ROUTE_FOLDS == k]
+def _folds(n: int) -> list[tuple[list[int], list[int]]]:
+    """The ``ROUTE_FOLDS`` cross-validation folds by position: (fit rows, held rows)."""
+    return [([i for i in range(n) if i % ROUTE_FOLDS != k],
+             [i for i in range(n) if i % ROUTE_FOLDS == k]) for k in range(ROUTE_FOLDS)]
+
+
+def global_predictions(leaves: list[Leaves], y: list[str], kinds: Kinds = ROUTER_KINDS
+                       ) -> list[str]:
+    """Each train view's finding as the global model fitted on the other folds predicts it:
+    fitted once and shared by every route tried (each route answers the views it does not
+    cover with exactly these predictions), where each route used to refit it."""
+    out = [""] * len(y)
+    for fit, held in _folds(len(y)):
         glob = _fit_finding([leaves[i] for i in fit], [y[i] for i in fit], kinds)
-        groups: dict[str, list[int]] = defaultdict(list)
-        if route is not None:
+        for i, g in zip(held, glob([leaves[i] for i in held]), strict=True):
+            out[i] = g
+    return out
+
+
+def _routed_accuracy(leaves: list[Leaves], y: list[str], route: Callable[[Leaves], str] | None,
+                     kinds: Kinds = ROUTER_KINDS, glob: list[str] | None = None) -> float:
+    """Cross-validated finding accuracy (``ROUTE_FOLDS`` folds by position) of one model per
+    route with ``ROUTE_MIN_VIEWS`` train views of the fold, the global model for the rest
+    (its held-out predictions ``glob``, from ``global_predictions`` when not given);
+    ``route`` None: the global model alone."""
+    if glob is None:
+        glob = global_predictions(leaves, y, kinds)
+    got = list(glob)
+    if route is not None:
+        for fit, held in _folds(len(y)):
+            groups: dict[str, list[int]] = defaultdict(list)
             for i in fit:
                 groups[route(leaves[i])].append(i)
-        own = {key: _fit_finding([leaves[i] for i in idx], [y[i] for i in idx], kinds)
-               for key, idx in sorted(groups.items()) if len(idx) >= ROUTE_MIN_VIEWS
-               and len(idx) < len(fit)}
-        asked: dict[str | None, list[int]] = defaultdict(list)
-        for i in held:
-            key = route(leaves[i]) if route is not None else None
-            asked[key if key in own else None].append(i)
-        for key, idx in asked.items():
-            got = (own[key] if key is not None else glob)([leaves[i] for i in idx])
-            right += sum(g == y[i] for g, i in zip(got, idx, strict=True))
-    return right / len(y)
+            asked: dict[str, list[int]] = defaultdict(list)
+            for i in held:
+                asked[route(leaves[i])].append(i)
+            for key, idx in sorted(groups.items()):
+                if not ROUTE_MIN_VIEWS <= len(idx) < len(fit) or not asked.get(key):
+                    continue  # too few views for trees of its own, or none held out to ask
+                own = _fit_finding([leaves[i] for i in idx], [y[i] for i in idx], kinds)
+                for i, g in zip(asked[key], own([leaves[i] for i in asked[key]]), strict=True):
+                    got[i] = g
+    return sum(g == t for g, t in zip(got, y, strict=True)) / len(y)
 
 
 def router_rule(train: TrainSet, kinds: Kinds = ROUTER_KINDS) -> Decide | None:
@@ -157,16 +175,20 @@ def router_rule(train: TrainSet, kinds: Kinds = ROUTER_KINDS) -> Decide | None:
     views, leaves = _train_leaves(train)
     fields = [f for f, _ in train.labels[0]]
     findings = [dict(lab)[fields[0]] for lab in train.labels]
-    glob_matrix = LeafMatrix(kinds, leaves)
-    if not glob_matrix.columns:
-        return None
-    fit = functools.partial(boosted_trees, categorical=glob_matrix.categorical)
-    glob = _decoder(train, views, leaves, glob_matrix, fit)
+    # the global trees are gb_records' own where the kinds are the same: fitted once per audit
+    glob = train.fitted.get(("boosted", kinds))
+    if glob is None:
+        glob_matrix = LeafMatrix(kinds, leaves)
+        if not glob_matrix.columns:
+            return None
+        fit = functools.partial(boosted_trees, categorical=glob_matrix.categorical)
+        glob = train.fitted[("boosted", kinds)] = _decoder(train, views, leaves, glob_matrix, fit)
     best: tuple[float, str, Callable[[Leaves], str]] | None = None
     if len(set(findings)) > 1:
-        base = _routed_accuracy(leaves, findings, None, kinds)
+        held_out = global_predictions(leaves, findings, kinds)
+        base = _routed_accuracy(leaves, findings, None, kinds, held_out)
         for name, route in route_candidates(leaves, findings):
-            acc = _routed_accuracy(leaves, findings, route, kinds)
+            acc = _routed_accuracy(leaves, findings, route, kinds, held_out)
             if acc >= base + ROUTE_MIN_GAIN and (best is None or acc > best[0]):
                 best = (acc, name, route)
     if best is None:
