@@ -288,22 +288,28 @@ SERVICES: dict[str, Service] = {
                      ("packing to stay in for 48 hours, no nose blowing and no aspirin or "
                       "ibuprofen; recheck for removal in 2 days",)),
     # routine services: the visit's reason is the scheduled service itself
-    "96372": Service("B12 injection", "cyanocobalamin 1,000 mcg IM injection", "D51.9",
-                     "the scheduled monthly B12 injection for B12 deficiency anemia", (),
-                     ("next monthly injection scheduled in 4 weeks",), True),
-    "96374": Service("IV iron", "iron sucrose 200 mg IV push over 5 minutes, dose 3 of 5",
-                     "D50.9", "the scheduled third dose of the IV iron series for iron "
+    # a series starts at the first dose after the visit that ordered it (the account history
+    # lists that visit, 2-5 business days back, and no earlier dose; review round 7, F8)
+    "96372": Service("B12 injection", "cyanocobalamin 1,000 mcg IM injection, the first dose",
+                     "D51.9", "the first B12 injection, ordered at the previous visit for B12 "
                      "deficiency anemia", (),
+                     ("the next injection scheduled in 1 week (weekly for 4 weeks, then "
+                      "monthly)",), True),
+    "96374": Service("IV iron", "iron sucrose 200 mg IV push over 5 minutes, dose 1 of 5",
+                     "D50.9", "the first dose of the IV iron series ordered at the previous "
+                     "visit for iron deficiency anemia", (),
                      ("observed 30 minutes after the dose without a reaction; the next dose of "
                       "the series is scheduled in 1 week",), True),
     "96360": Service("IV fluids", "IV hydration with normal saline, 45 minutes", "E86.0",
-                     "the second day of IV hydration ordered at the previous visit for "
-                     "dehydration after gastroenteritis", (),
+                     "the IV hydration ordered at the previous visit for dehydration with poor "
+                     "oral intake, scheduled with today's recheck of the kidney function", (),
                      ("tolerated the fluids; no further infusion planned",), True),
-    "96365": Service("IV infusion", "IV ceftriaxone infusion, 35 minutes, dose 2 of 3", "N39.0",
-                     "the scheduled second dose of the IV antibiotic course ordered at the "
-                     "previous visit for a urinary infection", (),
-                     ("tolerated the infusion; the last dose is scheduled for tomorrow",), True),
+    "96365": Service("IV infusion", "IV ceftriaxone 1 g infusion, 35 minutes, a single dose",
+                     "N39.0", "the single IV antibiotic dose ordered at the previous visit for "
+                     "a urinary infection once the urine culture showed resistance to the "
+                     "first oral antibiotic", (),
+                     ("tolerated the infusion; the culture-directed oral antibiotic starts "
+                      "tomorrow as prescribed",), True),
     "90471": Service("flu shot", "influenza vaccine administration, IM", "Z23",
                      "the seasonal flu vaccine", (),
                      ("observed 15 minutes after the vaccine without a reaction",), True),

@@ -954,6 +954,11 @@ def _place_kind(name: str) -> tuple[str, str]:
 SAME_TOWN_OFFICE = 0.5
 
 
+GROUP_PRACTICE = ("one group practice under one taxpayer id: every office listed is the "
+                  "group's, its clinicians see patients at any of them, and the group bills "
+                  "all of them under its name")
+
+
 def _group_offices(home: str, kinds: tuple[str, ...], rng: random.Random) -> list[str]:
     """The billing group's offices: its own name first, then one or two more offices, one of
     them in its own town under another kind of practice in ``SAME_TOWN_OFFICE`` of the
@@ -1084,8 +1089,13 @@ FUNCTIONAL = frozenset(("97110", "97112", "97116", "97530", "97535", "97750"))
 # where on a limb or the trunk a lesion lies: every skin note of a two-skin-procedure story
 # (and its repair's) measures it from the site's landmark, in every branch; two notes at one
 # site describe one lesion when the distances agree and two lesions when they differ
-ANCHORS = {"forearm": "elbow crease", "upper arm": "elbow crease", "thigh": "kneecap",
-           "lower leg": "kneecap", "back": "spine", "shoulder": "acromion"}
+# One landmark per site that lies on both of its aspects (review round 7, F7: "posterior
+# aspect, 12 cm from the kneecap" named a front-of-the-knee landmark for the back of the
+# thigh or calf, and the elbow crease is the front of the elbow): the knee and the elbow
+# joint lines run round the limb, so a distance from them reads on either surface
+ANCHORS = {"forearm": "elbow joint line", "upper arm": "elbow joint line",
+           "thigh": "knee joint line", "lower leg": "knee joint line", "back": "spine",
+           "shoulder": "acromion"}
 # the two aspects of each site, each in two equivalent wordings (a lesion is on one surface
 # of the limb or on one side of the spine)
 ASPECTS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
@@ -1380,6 +1390,8 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     meas = {paid: _measure(paid, (paid, denied), rng)}
     meas[denied] = _measure(denied, (paid, denied), rng,
                             meas[paid].get("size", meas[paid].get("n", 0)))
+    if lacerated:  # the sutured wound's length: what the lesion's own wound would need
+        meas[second]["size"] = _closure_length(first, meas[first]["size"], second, rng)
     if {paid, denied} & cat.ONE_NAIL and "11720" in (paid, denied):
         meas["11720"]["n"] = 1  # only the avulsed (or the other toe's) nail, never several
     sites: dict[str, str] = {}
@@ -1569,6 +1581,26 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             "notes": notes, "lay": {paid: p[paid].lay, denied: p[denied].lay}}
 
 
+def _closure_length(lesion: str, size: float, repair: str, rng: random.Random) -> float:
+    """The length (cm) of the simple repair beside a biopsy or an excision of ``size`` cm:
+    the linear closure that lesion's own wound needs, inside the repair code's range (CPT
+    12001 up to 2.5 cm, 12002 2.6-7.5 cm). An excision with margins is closed as an
+    ellipse about three times as long as it is wide (2.5-3.5x); a 4 mm punch closes in a
+    line of 0.6-1.0 cm; a shave biopsy's round wound along 1-2 times its width. The same
+    law in every branch: where the sutures closed the laceration instead (distinct), the
+    laceration is of that length (review round 7, F5: a 7.1 cm repair closing the wound of
+    a 1.4 cm excision, a 2.1 cm repair closing a 4 mm punch)."""
+    lo, hi = cat.SIZES[repair]
+    if cat.PROCS[lesion].role == "excise":
+        length = size * (2.5 + rng.random())
+    elif lesion == "11104":
+        length = 0.6 + rng.randrange(5) / 10
+    else:
+        length = size * (1 + rng.random())
+    floor = 0.5 if repair == "12001" else lo  # 12001: any length up to 2.5 cm
+    return round(min(hi, max(floor, length)), 1)
+
+
 # the wound a biopsy or an excision leaves, as a repair's note names it
 LESION_WOUND = {"biopsy": "biopsy", "excise": "excision"}
 
@@ -1686,7 +1718,9 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
             n2 = rng.choice([r for r in cat.SITE_DECIDED.get(denied, tuple(SITE_REGIONS))
                              if r != n1])
         r1, r2 = (n1, SITE_REGIONS[n1]), (n2, SITE_REGIONS[n2])
-        t1, t2 = _therapy_clock(m1, m2, True, rng, forms)
+        times = _therapy_clock(m1, m2, True, rng, forms)
+        assert times is not None  # (not ``exact``: always a layout)
+        t1, t2 = times
         return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng,
                               ("59", "XS"), forms)
     # one region: only the clock decides (gait, balance or general weakness only for
@@ -1695,11 +1729,19 @@ def _story_therapy(paid: str, denied: str, distinct: bool, mod: bool, rng: rando
                else [r for r in THERAPY_REGIONS if r[0] in SITE_REGIONS])
     r1 = r2 = rng.choice(regions)
     both_timed = paid not in UNTIMED_MINUTES and denied not in UNTIMED_MINUTES
-    if {paid, denied} & cat.EVALUATIONS:
-        t1, t2 = _evaluation_clock(m1, m2, paid in cat.EVALUATIONS, distinct, rng, forms)
-    else:
-        t1, t2 = _therapy_clock(m1, m2, distinct, rng, forms,
-                                span_cap=ONE_UNIT_MAX if both_timed else None)
+    # the note forms and an overlapping layout whose printed extent a separate layout can
+    # print exactly, drawn again in both stories until they are (``_matchable``)
+    while True:
+        if {paid, denied} & cat.EVALUATIONS:
+            times = _evaluation_clock(m1, m2, paid in cat.EVALUATIONS, distinct, rng, forms,
+                                      exact=True)
+        else:
+            times = _therapy_clock(m1, m2, distinct, rng, forms,
+                                   span_cap=ONE_UNIT_MAX if both_timed else None, exact=True)
+        if times is not None:
+            break
+        forms = (rng.randrange(len(INTERVAL_FORMS)), rng.randrange(len(INTERVAL_FORMS)))
+    t1, t2 = times
     return _therapy_notes(paid, denied, (t1, m1, r1), (t2, m2, r2), mod, rng, ("59", "XU"),
                           forms)
 
@@ -1721,8 +1763,8 @@ ONE_UNIT_MAX = 22
 
 
 def _therapy_clock(m1: int, m2: int, distinct: bool, rng: random.Random,
-                   forms: tuple[int, int] = (0, 0), span_cap: int | None = None
-                   ) -> tuple[int, int]:
+                   forms: tuple[int, int] = (0, 0), span_cap: int | None = None,
+                   exact: bool = False) -> tuple[int, int] | None:
     """The two services' start minutes (minutes after midnight). Distinct: separate
     intervals, 0-45 minutes apart. Not distinct: the shorter service has fewer than 8 minutes
     outside the longer one's time (wholly inside it, or overhanging one end by 1-7 minutes),
@@ -1747,6 +1789,9 @@ def _therapy_clock(m1: int, m2: int, distinct: bool, rng: random.Random,
     to match moved the cue into the printed minutes: the first printed minute at :45 or
     later said "not distinct".)
 
+    ``exact``: only an overlapping layout some separate one prints exactly the extent of
+    (``_matchable``), or None after ``EXTENT_TRIES`` draws (the caller draws the forms again).
+
     ``span_cap`` (two timed services): an overlapping session's distinct timed minutes, the
     longer service plus the overhang, stay at most this many. CMS counts the session's total
     timed minutes (§20.2), so with 23 or more the two units billed would be supported even
@@ -1754,10 +1799,35 @@ def _therapy_clock(m1: int, m2: int, distinct: bool, rng: random.Random,
     share = m1 != m2 and rng.random() < SHARED_BOUNDARY
     # the printed extent (latest printed time less the earliest) of an overlapping layout,
     # drawn in both stories; a separate layout prints as close an extent as it can
-    t1, t2 = _overlap_layout(m1, m2, share, rng, span_cap)
+    gaps = (0,) if share else GAPS
+    for _ in range(EXTENT_TRIES):
+        t1, t2 = _overlap_layout(m1, m2, share, rng, span_cap)
+        if not exact or _matchable(t1, t2, m1, m2, gaps, forms):
+            break
+    else:
+        return None
     if distinct:
-        t1, t2 = _separate_like(t1, t2, m1, m2, (0,) if share else GAPS, forms, rng)
+        t1, t2 = _separate_like(t1, t2, m1, m2, gaps, forms, rng)
     return _placed(t1, t2, m1, m2, forms, rng)
+
+
+# Round 8: how many overlapping layouts are drawn for one pair of note forms before the
+# forms are drawn again (``_story_therapy``), in both stories
+EXTENT_TRIES = 12
+
+
+def _matchable(t1: int, t2: int, m1: int, m2: int, gaps: Any, forms: tuple[int, int]) -> bool:
+    """Whether some separate layout (``_separate_like``) prints exactly the extent the
+    overlapping layout ``t1, t2`` prints. Round 8: where none could (both notes printing
+    only their starts, or only their ends, put a separate session's printed times at least
+    the first service's 8 minutes apart, while an overlap's starts lie 0-14 minutes apart),
+    the separate story printed a longer extent: under 10 minutes in 10% of the separate
+    sessions against 20% of the overlapping ones (0.555 for the best extent threshold over
+    3,362 fresh sessions). A layout no separate one can match is now drawn again in both
+    stories, so the printed extent has one law."""
+    target = _extent(t1, t2, m1, m2, forms)
+    return any(_extent(*lay, m1, m2, forms) == target
+               for gap in gaps for lay in ((0, m1 + gap), (m2 + gap, 0)))
 
 
 def _separate_like(t1: int, t2: int, m1: int, m2: int, gaps: Any, forms: tuple[int, int],
@@ -1820,7 +1890,8 @@ def _overlap_layout(m1: int, m2: int, share: bool, rng: random.Random,
 
 
 def _evaluation_clock(m1: int, m2: int, first_is_evaluation: bool, distinct: bool,
-                      rng: random.Random, forms: tuple[int, int] = (0, 0)) -> tuple[int, int]:
+                      rng: random.Random, forms: tuple[int, int] = (0, 0),
+                      exact: bool = False) -> tuple[int, int] | None:
     """The start minutes of an evaluation or re-evaluation (untimed, 97161-97164) and a timed
     service. Distinct: separate intervals, 1-45 minutes apart. Not distinct: the two overlap
     by 1 minute or more, and the timed service keeps 8 or more minutes outside the
@@ -1836,12 +1907,17 @@ def _evaluation_clock(m1: int, m2: int, first_is_evaluation: bool, distinct: boo
     m_eval, m_timed = (m1, m2) if first_is_evaluation else (m2, m1)
     # the overlapping layout is drawn in both stories and a separate one laid out to print
     # as near its extent as it can, then placed by one law (as ``_therapy_clock`` does)
-    overlap = rng.randint(1, m_timed - 8)
-    if rng.random() < 0.5:  # the timed service first, running on into the evaluation
-        t_timed, t_eval = 0, m_timed - overlap
-    else:  # the evaluation first, the timed service starting before it ended
-        t_eval, t_timed = 0, m_eval - overlap
-    t1, t2 = (t_eval, t_timed) if first_is_evaluation else (t_timed, t_eval)
+    for _ in range(EXTENT_TRIES):  # (``exact``: as in ``_therapy_clock``)
+        overlap = rng.randint(1, m_timed - 8)
+        if rng.random() < 0.5:  # the timed service first, running on into the evaluation
+            t_timed, t_eval = 0, m_timed - overlap
+        else:  # the evaluation first, the timed service starting before it ended
+            t_eval, t_timed = 0, m_eval - overlap
+        t1, t2 = (t_eval, t_timed) if first_is_evaluation else (t_timed, t_eval)
+        if not exact or _matchable(t1, t2, m1, m2, GAPS, forms):
+            break
+    else:
+        return None
     if distinct:
         t1, t2 = _separate_like(t1, t2, m1, m2, GAPS, forms, rng)
     return _placed(t1, t2, m1, m2, forms, rng)
@@ -1904,6 +1980,33 @@ def _blur_pointers(story: dict[str, Any], paid: str, denied: str, family: str,
 
 STORIES = {"em": _story_em, "proc": _story_proc, "apart": _story_proc,
            "therapy": _story_therapy}
+
+
+# the months a clinic gives the seasonal flu vaccine (CDC/ACIP: from September, through
+# March at the latest in these practices; review round 7, F4: flu shots in May and June).
+# Outside them the administration (90471, the same code for any vaccine) is of a vaccine
+# given all year, drawn alike in every branch
+FLU_SEASON = frozenset((9, 10, 11, 12, 1, 2, 3))
+YEAR_ROUND_VACCINES = (
+    ("Tdap vaccine", "the Tdap booster recommended at the previous visit (last tetanus "
+     "shot over 10 years ago)", "Tdap shot"),
+    ("pneumococcal conjugate vaccine (PCV20)", "the pneumococcal vaccine recommended at the "
+     "previous visit", "pneumonia shot"),
+)
+
+
+def _vaccine_in_season(story: dict[str, Any], dos: dt.date, rng: random.Random) -> None:
+    """A flu vaccine's visit out of the flu season (``FLU_SEASON``) gives a year-round
+    vaccine instead: the notes and the lay words are rewritten in place."""
+    if dos.month in FLU_SEASON or not any(
+            "nfluenza vaccine" in t for t in story["notes"].values()):
+        return
+    name, reason, lay = rng.choice(YEAR_ROUND_VACCINES)
+    for code, text in story["notes"].items():
+        text = text.replace("the seasonal flu vaccine", reason)
+        text = text.replace("Influenza vaccine", name[0].upper() + name[1:])
+        story["notes"][code] = text.replace("influenza vaccine", name).replace("flu shot", lay)
+    story["lay"] = {c: lay if v == "flu shot" else v for c, v in story["lay"].items()}
 
 
 # -- the generator -------------------------------------------------------------------------
@@ -1969,6 +2072,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # the 180-day internal-appeal window
     # an office practice's business day (no weekend or federal holiday: domain review)
     dos = _service_date(seed, rng)
+    _vaccine_in_season(story, dos, rng)
     submitted = dos + dt.timedelta(days=rng.randrange(1, 8))
     processed = submitted + dt.timedelta(days=rng.randrange(10, 29))
     today = processed + dt.timedelta(days=rng.randrange(12, 90))
@@ -2006,6 +2110,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     recent = None  # a recent earlier visit at the group (office visits only)
     if "assessed_today" in story:  # the visit's other problem: who assessed it, and when
         provider["offices"] = _group_offices(practice, story["kinds"], rng)
+        # one group under one taxpayer id, its offices under their own names (review round
+        # 7, F6: a clinician of the billing practice assessing at an office of another name
+        # read as one clinician at two groups); the same words in every scenario
+        provider["tin"] = f"{rng.randrange(10, 100)}-{rng.randrange(10**6, 10**7)}"
+        provider["group_practice"] = GROUP_PRACTICE
         stamp, cited = _assessed_stamp(story["assessed_today"], dos,
                                        provider["rendering_clinician"], provider["offices"],
                                        story["kinds"], rng)
