@@ -331,6 +331,21 @@ def test_word_count_shortcuts_stay_near_the_modal_share(
     assert not _learned_breaks(audits[task], agents), _learned_breaks(audits[task], agents)
 
 
+# The structural counts (gb_counts, round 8: list lengths and items per categorical value, also
+# on/before/after the view's anchor day; an independent red team read deductive 0.567 / 0.588
+# from such counts). Added EMPTY by the round-8 audit helper: the lead fills it from fresh
+# audits. Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
+COUNT_LEAKS: set[str] = set()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", _known(COUNT_LEAKS))
+def test_structural_counts_stay_near_the_modal_share(
+        audits: dict[str, dict[str, dict[str, Any]]], task: str) -> None:
+    agents = ["gb_counts"]
+    assert not _learned_breaks(audits[task], agents), _learned_breaks(audits[task], agents)
+
+
 # The digit runs of every free text by position with the categorical leaves (note_numbers; the
 # red team's numtok_gb read abductive therapy from the notes' clock minutes, 0.748 / 0.787).
 # Measured at the round-7 splits, test / dev:
