@@ -849,7 +849,8 @@ def test_a_repeated_charge_amount_is_no_duplicate_posting_by_itself(train: list)
     posting's mark. Two visits at the same level (the same fee, under two claims), a line
     entered twice and reversed, or voided and rebilled on a corrected claim, now repeat a
     charge amount in most scenarios of every finding; only whether it stands unreversed under
-    one claim line says duplicate posting."""
+    one claim line says duplicate posting. (Since round 8 a duplicate posting is one row keyed at
+    two units, so a repeated amount occurs on it as on every finding, from the same noise.)"""
     rep = collections.Counter()
     n = collections.Counter()
     for sc in train:
@@ -858,9 +859,12 @@ def test_a_repeated_charge_amount_is_no_duplicate_posting_by_itself(train: list)
         kind = sc["expected"]["finding"]
         n[kind] += 1
         rep[kind] += max(amounts.values()) >= 2
-    assert rep["duplicate_posting"] == n["duplicate_posting"]
-    rates = {k: rep[k] / n[k] for k in n if k != "duplicate_posting"}
-    assert min(rates.values()) >= 0.5, rates
+    rates = {k: rep[k] / n[k] for k in n}
+    # (a duplicate posting's own line keyed at two units repeats no fee with an older visit at
+    # this visit's level, so its rate runs a little below the others', never above them)
+    assert min(rates.values()) >= 0.45, rates
+    assert rates["duplicate_posting"] <= max(v for k, v in rates.items()
+                                             if k != "duplicate_posting") + 0.05, rates
 
 
 def test_a_zero_ledger_balance_occurs_with_every_resolution(train: list) -> None:
@@ -889,8 +893,9 @@ def test_a_zero_ledger_balance_occurs_with_every_resolution(train: list) -> None
 
 def test_a_duplicate_posting_written_down_bills_the_allowed_amount_again(
         dev: dict, held_out: dict, env: ClarusEnv) -> None:
-    """A charge posted twice with its own CO-45 row: the patient is overcharged the line's
-    allowed amount, not its charge, and the heuristic still names it from the ledger."""
+    """A charge posted twice (keyed at two units in one row, issue 8 round 8) and written down
+    with both units' CO-45: the patient is overcharged the line's allowed amount, not its
+    charge, and the heuristic still names it from the ledger."""
     kinds = collections.Counter()
     for sc in [*dev.values(), *held_out.values()]:
         v = sc["variant"]
@@ -905,9 +910,20 @@ def test_a_duplicate_posting_written_down_bills_the_allowed_amount_again(
                      if e["type"] == "adjustment" and e["reference"] == ref_
                      and "reversal" in e["description"].lower()]
         # net of a reversal (a line entered twice and reversed, or voided and rebilled, occurs
-        # in every branch) the line stands posted twice
-        assert len(charges) - len(reversals) == 2
-        assert all(c(e["amount"]) == c(ln["billed"]) for e in charges + reversals)
+        # in every branch) the line stands posted twice: one charge row at two units
+        assert len(charges) - len(reversals) == 1
+        assert sum(c(e["amount"]) for e in charges) - sum(c(e["amount"]) for e in reversals) \
+            == 2 * c(ln["billed"])
+        # a re-entry (reversed) copies the two-unit entry it repeats
+        assert all(c(e["amount"]) == 2 * c(ln["billed"]) for e in reversals)
+        # written down, the practice's CO-45 covers both units: twice the EOB's for that line
+        co45 = sum(c(a["amount"]) for a in ln["adjustments"] if str(a["carc"]) == "45")
+        posted = sum(c(e["amount"]) for e in arts["payment_ledger"]["entries"]
+                     if e["type"] == "adjustment" and e["reference"].startswith(
+                         arts["eob"]["claim_id"]) and "CO-45" in e["description"])
+        eob_co45 = sum(c(a["amount"]) for x in arts["eob"]["lines"] for a in x["adjustments"]
+                       if str(a["carc"]) == "45")
+        assert posted - eob_co45 == (co45 if v["duplicate_written_down"] else 0)
         extra = c(ln["allowed"]) if v["duplicate_written_down"] else c(ln["billed"])
         stmt = arts["provider_record"]["statement"]
         assert c(stmt["balance_due"]) == sc["expected"]["statement_balance_cents"]

@@ -190,20 +190,14 @@ def test_the_ledgers_reversal_count_says_nothing_about_the_branch(
     assert not _apart(rows), _apart(rows)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 8, round 7b (open): a duplicate posting is one more unreversed charge row on a "
-    "claim line than any legitimate posting leaves, so the ledger's line-charge rows less its "
-    "reversals less the EOB's lines is 1-2 on duplicate_posting and 0-1 elsewhere (a boosted "
-    "tree reads it with the line/reversal word counts, AUC 0.995 with balance_due). Any "
-    "legitimate extra posting that nets to one charge adds a reversal with it, so no additive "
-    "legit event closes it; it needs a duplicate that adds no row or a legitimate unreversed "
-    "same-line row in every branch"))
 def test_the_ledgers_line_counts_say_nothing_about_the_branch(
         fresh: list[dict[str, Any]]) -> None:
     """The number of "line" words on the ledger and of line-charge rows less reversals (each
     less the EOB's lines) on a duplicate posting are within three standard errors of the other
     findings' mean: only matching a charge against the visit (same line, code, date and amount, not
-    reversed) may show a duplicate posting, not counting rows."""
+    reversed) may show a duplicate posting, not counting rows. (Issue 8, round 8: closed by a
+    duplicate that adds no row - the line keyed at two units in one charge row, its write-down
+    in the line's own CO-45 row - where it was one more row than any legitimate posting.)"""
     counts = [(_finding(sc), _ledger_counts(sc)) for sc in fresh]
     # (balance billing's own line words - fewer per-line write-offs, the unposted write-off
     # being its evidence - are another law, followed by the audit, not pinned here)

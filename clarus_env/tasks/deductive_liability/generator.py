@@ -16,9 +16,10 @@ Findings (``variant.kind``; weights in ``KINDS``) and where the evidence lives:
   payment: two captures seconds apart, no void/refund). The practice holds the money, so the
   practice (``provider``) refunds it: refund_request, or balance_correction when the provider
   record's stated credit policy applies overpayments to an open balance and one is owed.
-* ``duplicate_posting`` — one charge line posted twice on the ledger (perhaps with its own CO-45
-  write-down, so the patient is billed its allowed amount again) → provider; the filing as
-  for any practice overstatement.
+* ``duplicate_posting`` — one charge line posted twice on the ledger, keyed at two units in one
+  charge row while the claim went out at one (perhaps with the CO-45 write-down of both units,
+  so the patient is billed its allowed amount again) → provider; the filing as for any
+  practice overstatement.
 * ``coinsurance_on_billed`` — coinsurance computed on the billed charge instead of the
   allowed amount, either on the EOB (insurer / claim_reprocessing) or on the provider's
   statement (provider / balance_correction or refund_request; ``balance_billing`` is accepted
@@ -1382,23 +1383,27 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                    date: dt.date, era: dt.date, adjs: list[tuple[dict[str, Any] | None, int]],
                    copay_txn: dict[str, Any] | None, dup: dict[str, Any] | None) -> None:
         for ln in lns:
-            post(date, "charge", f"{ln['hcpcs']} {_desc(ref, ln['hcpcs'])}", ln["billed"],
-                 f"{cid} line {ln['line']}")
-            if dup is ln:
-                post(date, "charge", f"{ln['hcpcs']} {_desc(ref, ln['hcpcs'])}", ln["billed"],
-                     f"{cid} line {ln['line']}")
+            # a duplicate posting is the line keyed at two units in one charge row (issue 8,
+            # round 8: a second unreversed charge row was one row more than any legitimate
+            # posting leaves, read by counting rows); the claim went out at one unit (the
+            # biller fixed the units on the claim before submission, never the ledger's
+            # charge), so only the row's amount against the EOB's billed charge shows it
+            post(date, "charge", f"{ln['hcpcs']} {_desc(ref, ln['hcpcs'])}",
+                 ln["billed"] * (2 if dup is ln else 1), f"{cid} line {ln['line']}")
         if copay_txn is not None and date in desk_items:
             folded[date] = copay_txn  # posted with the item bought at that check-in, below
         elif copay_txn is not None:
             post(date, "patient_payment", DESK_LABEL if desk_style else
                  "Copay collected at check-in", _c(copay_txn["amount"]),
                  copay_txn["transaction_id"])
+        # a re-entry copies the entry it repeats, a line keyed at two units included
+        re_amt = 0 if reposted is None else reposted["billed"] * (2 if dup is reposted else 1)
         if reposted is not None and cid == claim_id and not rebilled:
             # a charge entered twice at posting and reversed by the biller: not an error
             post(date, "charge", f"{reposted['hcpcs']} {_desc(ref, reposted['hcpcs'])}",
-                 reposted["billed"], f"{cid} line {reposted['line']}")
+                 re_amt, f"{cid} line {reposted['line']}")
             post(date + dt.timedelta(days=rng.randrange(1, 4)), "adjustment",
-                 "Charge reversal - entered twice", reposted["billed"],
+                 "Charge reversal - entered twice", re_amt,
                  f"{cid} line {reposted['line']}")
         elif reposted is not None and cid == claim_id:
             # the line voided and rebilled on a corrected claim before submission (a
@@ -1406,18 +1411,20 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             # the same amount both show, and the line is owed once
             day = date + dt.timedelta(days=rng.randrange(1, 3))
             post(day, "adjustment", "Charge reversal - voided for corrected claim",
-                 reposted["billed"], f"{cid} line {reposted['line']}")
+                 re_amt, f"{cid} line {reposted['line']}")
             post(day, "charge", f"{reposted['hcpcs']} {_desc(ref, reposted['hcpcs'])} "
-                 "(rebilled)", reposted["billed"], f"{cid} line {reposted['line']}")
+                 "(rebilled)", re_amt, f"{cid} line {reposted['line']}")
         post(era, "insurance_payment", f"{insurer} ERA payment",
              sum(cs["plan_paid"] for cs in shares), cid)
+        # a duplicate the practice's system wrote down to the contracted rate too: its
+        # CO-45 posting covers both units (the line's own row, or the claim's one row), so the
+        # patient is billed the line's allowed amount again and no row is added
+        dup_wo = dup["billed"] - dup["allowed"] if dup is not None and dup_adjusted else 0
         for ln, adj in adjs:
             if adj:
-                post(era, "adjustment", "Contractual adjustment (CO-45)", adj,
+                post(era, "adjustment", "Contractual adjustment (CO-45)",
+                     adj + (dup_wo if ln is None or ln is dup else 0),
                      cid if ln is None else f"{cid} line {ln['line']}")
-        if dup is not None and dup_adjusted:
-            post(era, "adjustment", "Contractual adjustment (CO-45)",
-                 dup["billed"] - dup["allowed"], f"{cid} line {dup['line']}")
 
     # the ledger export covers the plan year, or (any branch) only recent activity
     older_on_ledger = rng.random() < 0.7

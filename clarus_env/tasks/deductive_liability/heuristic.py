@@ -15,7 +15,8 @@ deadlines, then reason over what it read:
 3. everything asked of the patient since the visit (card payments plus the open ledger
    balance and any balance the ledger moved to a payment plan, less self-pay items bought at
    the visit) beyond the EOB's patient responsibility
-   → the provider erred, named from the ledger (a charge posted twice and not reversed, less
+   → the provider erred, named from the ledger (a line's unreversed charges above the EOB's
+   billed charge for it: posted twice, or keyed at two units; less
    written off than the EOB's CO-45, a check-in payment never posted);
 4. otherwise the bill stands (``no_error``): confirm the EOB's patient share.
 
@@ -282,7 +283,14 @@ class HeuristicAgent:
             uncredited = [t for t in self._payments(log or {})
                           if str(t.get("timestamp", ""))[:10] == dos
                           and t.get("transaction_id") not in posted]
-            if len(charges) != len(set(charges)):
+            # a line posted twice: its unreversed charges total more than the EOB's billed
+            # charge for it (two rows of one amount, or one row keyed at two units)
+            billed = {f"{claim} line {ln.get('line')}": _cents(ln.get("billed", "0"))
+                      for ln in eob.get("lines", [])}
+            on_line: dict[str, int] = {}
+            for amount, ref_ in charges:
+                on_line[str(ref_)] = on_line.get(str(ref_), 0) + _cents(amount or "0")
+            if any(on_line.get(r, 0) > b for r, b in billed.items()):
                 finding = "duplicate_posting"
             elif written_off < co45 and over == co45 - written_off:
                 finding = "balance_billing"
