@@ -198,3 +198,18 @@ def test_audit_reports_gb_counts_intervals_and_the_dev_selection_on_a_small_spli
     assert sel["pass"]["agent"] in agents
     assert set(sel["fields"]) == set(test["fields"])
     assert "selected on dev" in format_audit(test) and "selected on dev" not in format_audit(dev)
+
+
+def test_count_cap_ranks_only_counts_seen_in_enough_views() -> None:
+    from clarus_env.audit import LeafMatrix
+
+    # per view a one-off id repeated on twenty items (variance 400 / 500 = 0.8 each, 500 of
+    # them) and one EOB line more or less (variance 0.25): the cap of 400 columns must keep
+    # the line count, as the one-off ids are never columns
+    rng = random.Random(803)
+    leaves = [view_leaves({"records": {
+        "log": {"transactions": [{"last4": f"{i:04d}", "type": "sale"}] * 20},
+        "eob": {"lines": [{"code": "A"}] * rng.choice((1, 2))}}}) for i in range(500)]
+    columns = LeafMatrix(("structcounts",), leaves).columns
+    assert "s:eob.lines[]#n" in columns and "s:eob.lines[].code=A" in columns
+    assert not any("last4=" in c for c in columns)
