@@ -1825,17 +1825,32 @@ def _matchable(t1: int, t2: int, m1: int, m2: int, gaps: Any, forms: tuple[int, 
     sessions against 20% of the overlapping ones (0.555 for the best extent threshold over
     3,362 fresh sessions). A layout no separate one can match is now drawn again in both
     stories, so the printed extent has one law."""
-    target = _extent(t1, t2, m1, m2, forms)
-    return any(_extent(*lay, m1, m2, forms) == target
+    target = _print_key(t1, t2, m1, m2, forms)
+    return any(_print_key(*lay, m1, m2, forms) == target
                for gap in gaps for lay in ((0, m1 + gap), (m2 + gap, 0)))
+
+
+def _print_key(t1: int, t2: int, m1: int, m2: int, forms: tuple[int, int]
+               ) -> tuple[int, bool]:
+    """What a layout's printed times show without reading the minutes: their extent and
+    whether the two notes print one clock time in common. Round 8: matching the extent
+    alone left a printed time in common at 0.121 of separate sessions against 0.087 of
+    overlapping ones (back-to-back sessions print their shared boundary under other forms
+    than a flush overlap does)."""
+    p1, p2 = _printed(t1, m1, forms[0]), _printed(t2, m2, forms[1])
+    return max(p1 + p2) - min(p1 + p2), bool(set(p1) & set(p2))
 
 
 def _separate_like(t1: int, t2: int, m1: int, m2: int, gaps: Any, forms: tuple[int, int],
                    rng: random.Random) -> tuple[int, int]:
     """A separate layout (which service first, a gap from ``gaps``) printing the extent the
     overlapping layout ``t1, t2`` prints, or as near to it as any can (``_therapy_clock``)."""
-    target = _extent(t1, t2, m1, m2, forms)
     cands = [lay for gap in gaps for lay in ((0, m1 + gap), (m2 + gap, 0))]
+    key = _print_key(t1, t2, m1, m2, forms)
+    exact = [lay for lay in cands if _print_key(*lay, m1, m2, forms) == key]
+    if exact:  # (always, where the layout was drawn ``_matchable``)
+        return rng.choice(exact)
+    target = _extent(t1, t2, m1, m2, forms)
     best = min(abs(_extent(*lay, m1, m2, forms) - target) for lay in cands)
     return rng.choice([lay for lay in cands
                        if abs(_extent(*lay, m1, m2, forms) - target) == best])
