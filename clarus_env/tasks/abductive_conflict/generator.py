@@ -1075,11 +1075,18 @@ def _recent_days(dos: dt.date) -> list[dt.date]:
 
 
 def _other_clinician(rendering: str, rng: random.Random) -> str:
-    """Another clinician, of another surname, with the same credential distribution."""
-    last = rendering.split(",")[0].split(" ", 1)[1]
-    while (other := _clinician(rng)).split(",")[0].split(" ", 1)[1] == last:
+    """Another clinician, of another surname, with the rendering clinician's credential.
+    Round 8: drawn from the credential distribution on its own, the other practice's
+    clinician printed the rendering clinician's credential in about a quarter of the
+    entries and this group's in all of them, so how often a credential word ("MD", "Dr.")
+    occurs in the provider record told the assessor apart without reading the names
+    (boosted trees over word counts and numbers, fitted on train, read 0.577 of 402 fresh
+    office visits against 0.50)."""
+    name, cred = rendering.rsplit(", ", 1)
+    last = name.split(" ", 1)[1]
+    while (other := person(rng)).split(" ", 1)[1] == last:
         pass
-    return other
+    return f"{other}, {cred}"
 
 
 # codes counting several lesions: never a second, separate lesion at the same named site
