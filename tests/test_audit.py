@@ -332,9 +332,10 @@ def test_word_count_shortcuts_stay_near_the_modal_share(
 
 
 # The structural counts (gb_counts, round 8: list lengths and items per categorical value, also
-# on/before/after the view's anchor day; an independent red team read deductive 0.567 / 0.588
-# from such counts). Added EMPTY by the round-8 audit helper: the lead fills it from fresh
-# audits. Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
+# on/before/after the view's anchor day; gb_counts_numbers with the numeric leaves; an
+# independent red team read deductive 0.567 / 0.588 from such counts). Added EMPTY by the
+# round-8 audit helper: the lead fills it from fresh audits. Strict xfail: it flips to a
+# failure the day a generator change closes it (issue 8).
 COUNT_LEAKS: set[str] = set()
 
 
@@ -342,7 +343,7 @@ COUNT_LEAKS: set[str] = set()
 @pytest.mark.parametrize("task", _known(COUNT_LEAKS))
 def test_structural_counts_stay_near_the_modal_share(
         audits: dict[str, dict[str, dict[str, Any]]], task: str) -> None:
-    agents = ["gb_counts"]
+    agents = ["gb_counts", "gb_counts_numbers"]
     assert not _learned_breaks(audits[task], agents), _learned_breaks(audits[task], agents)
 
 

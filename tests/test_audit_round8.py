@@ -57,6 +57,7 @@ def test_struct_counts_count_items_per_value_and_on_the_anchor_day() -> None:
     assert view_leaves({"records": records}).structs == {k: float(v) for k, v in c.items()}
     assert anchor_day({"a": {"x": "no date"}}) is None
     assert LEARNED_AGENTS["gb_counts"] == ("structcounts",)
+    assert LEARNED_AGENTS["gb_counts_numbers"] == ("numbers", "structcounts")
 
 
 def _captures(rng: random.Random, planted: bool = True) -> tuple[dict[str, Any],
@@ -95,6 +96,8 @@ def test_counts_find_the_second_capture_on_the_date_of_service() -> None:
     fresh = [_captures(rng) for _ in range(300)]
     counted = _accuracy(_rule(train, "gb_counts"), fresh, "finding")
     assert counted >= 0.95
+    # with the numeric leaves beside (noise amounts here) the count is still read
+    assert _accuracy(_rule(train, "gb_counts_numbers"), fresh, "finding") >= 0.95
     # the control: word counts (whole record, and by year) see two captures everywhere
     words = _accuracy(_rule(train, "gb_wordcounts"), fresh, "finding")
     years = _accuracy(_rule(train, "gb_wordcounts_years"), fresh, "finding")
