@@ -93,3 +93,34 @@ def test_a_duplicate_posting_shows_by_matching_amounts_only(
         else:
             assert exact, (f, sc["case"]["case_id"])
     assert seen["duplicate_posting"] >= 30, seen
+
+
+def _visit_day_copays(sc: dict[str, Any]) -> tuple[int, int]:
+    """This visit's check-in copay captures on the card log, and those of them not refunded."""
+    rec = _records(sc)
+    txns = rec["processor_log"]["transactions"]
+    dos = rec["eob"]["date_of_service"]
+    refunded = {t.get("original_transaction_id") for t in txns if t["type"] == "refund"}
+    caps = [t for t in txns if t["type"] == "capture" and t["status"] == "settled"
+            and t["description"] == "Copay at check-in" and t["timestamp"][:10] == dos]
+    return len(caps), sum(t["transaction_id"] not in refunded for t in caps)
+
+
+def test_two_visit_day_copay_captures_are_no_double_charge_by_themselves(
+        fresh: list[dict[str, Any]]) -> None:
+    """Issue 8, round 8 (gb_counts, red team round 7: two check-in copay captures on the visit
+    day were duplicate_charge's alone): a terminal that ran the card twice and refunded the
+    second occurs in every branch that collected the copay (30%), so other findings show two
+    such captures more often than the double charge does (85 against 59 in these seeds; it
+    was 0 against all before); only a second capture without its refund is one."""
+    two = collections.Counter()
+    for sc in fresh:
+        n, kept = _visit_day_copays(sc)
+        f = sc["expected"]["finding"]
+        if n >= 2:
+            two["duplicate_charge" if f == "duplicate_charge" else "other"] += 1
+        if f == "duplicate_charge" and sc["variant"].get("duplicate_of") == "checkin_copay":
+            assert kept == 2, sc["case"]["case_id"]
+        else:
+            assert kept <= 1, (f, sc["case"]["case_id"])
+    assert two["other"] >= 1.2 * two["duplicate_charge"] > 0, two

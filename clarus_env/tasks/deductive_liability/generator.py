@@ -452,6 +452,8 @@ PLAN_MIN = 5_000
 # the share of claims with a line entered twice and reversed (or voided and rebilled), and of
 # older visits at this visit's own code (the same fee), in every branch
 REPOST_SHARE = 0.4
+# the share of check-in copay captures the terminal ran twice, the second refunded (every branch)
+DESK_DOUBLE = 0.3
 OLDER_SAME_VISIT = 0.4
 # the share of plan-of-record snapshots taken after this claim was processed (every branch)
 SNAPSHOT_AFTER = 0.75
@@ -1325,6 +1327,35 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             txn("capture", checkin, dt.datetime.fromisoformat(a2["timestamp"][:-1])
                 + dt.timedelta(seconds=rng.randrange(2, 20)), "Copay at check-in",
                 auth=a2["auth_code"])
+    # issue 8, round 8 (red team round 7, the audit's gb_counts: the number of this visit's
+    # check-in copay captures read duplicate_charge, two of them its alone): in every branch
+    # that collected the copay at check-in, 30% of terminals ran the card twice and the
+    # practice refunded the second capture (not an error: DOMAIN.md, a refunded capture moves
+    # no money), so two captures on the visit day say nothing and only a second capture
+    # without its refund is a double charge (its own stream: no other record's draw moves)
+    if checkin_txn is not None and duplicate_of != "checkin_copay":
+        dbl = random.Random(f"{TASK}-desk-double-{seed}")
+        if dbl.random() < DESK_DOUBLE:
+            base = dt.datetime.fromisoformat(checkin_txn["timestamp"][:-1])
+            a_when = base + dt.timedelta(seconds=dbl.randrange(8, 90))
+            c_when = a_when + dt.timedelta(seconds=dbl.randrange(2, 20))
+            r_when = base + dt.timedelta(days=dbl.randrange(1, 4), seconds=dbl.randrange(3600))
+            auth2 = _chars(dbl, 6)
+            cap_id = ""
+            for typ, when in (("authorization", a_when), ("capture", c_when),
+                              ("refund", r_when)):
+                t = {"transaction_id": f"TXN-{_chars(dbl, 10)}", "type": typ,
+                     "amount": D(checkin), "currency": "USD", "timestamp": _iso_z(when),
+                     "card_brand": card[0], "last4": card[1],
+                     "auth_code": _chars(dbl, 6) if typ == "refund" else auth2,
+                     "status": "approved" if typ == "authorization" else "settled",
+                     "merchant_reference": account,
+                     "description": ("Refund of duplicate transaction" if typ == "refund"
+                                     else "Copay at check-in")}
+                if typ == "refund":
+                    t["original_transaction_id"] = cap_id
+                cap_id = t["transaction_id"]
+                txns.append(t)
     # a self-pay item bought at the same check-in (any branch): a second card capture that
     # day and a charge with its payment on the ledger, outside the claim
     # (and, independently, at the older visit's check-in)
