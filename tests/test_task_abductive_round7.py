@@ -202,8 +202,9 @@ def test_a_laceration_is_on_the_claim_in_both_repair_stories(
     """Round 7's last cue: a repair of a separate laceration put its S-code (initial
     encounter) on the claim and a repair of the excision's own wound put none, so an S-code
     said "distinct" without reading the notes (95 of 550 distinct procedure stories against
-    0 of 552). Both stories now have a laceration and the biopsy or excision wound, one
-    sutured and one closed with adhesive strips, and the claim lists the laceration in both:
+    0 of 552). Both stories now have a laceration and the biopsy or excision wound (round
+    8b: the lesion's wound sutured by its own procedure, the repair line on one of the two),
+    and the claim lists the laceration in both:
     the share of claims with an S-code, and the number of diagnoses, have one law."""
     by = {b: [r for r in repair_stories if r["distinct"] is b] for b in (True, False)}
     lac = {b: sum(any(d.startswith("S") for d in r["dxs"]) for r in rs)
@@ -219,11 +220,11 @@ def test_the_repair_note_has_one_vocabulary(repair_stories: list[dict[str, Any]]
     """Which wound the sutures closed is told only by where the repair was done, against the
     lesion's and the laceration's places: no word of the repair line's note occurs in one
     story only (beyond the odd word of a drawn site or history remark), and the note names
-    the laceration and the strip closure in both."""
+    the laceration and its dressing in both (round 8b: no wound is strip-closed)."""
     words = {b: collections.Counter() for b in (True, False)}
     count = {True: 0, False: 0}
     for r in repair_stories:
-        assert "laceration on the" in r["note"] and "adhesive strips only" in r["note"], r
+        assert "laceration on the" in r["note"] and "cleaned and dressed" in r["note"], r
         count[r["distinct"]] += 1
         words[r["distinct"]].update(set(re.findall(r"[a-z]+", r["note"].lower())))
     for word in set(words[True]) | set(words[False]):

@@ -33,8 +33,10 @@ FACE_SITES: tuple[tuple[str, str], ...] = (
 MAJOR_JOINTS = (("right knee", "RT", "M17.11"), ("left knee", "LT", "M17.12"),
                 ("right shoulder", "RT", "M19.011"), ("left shoulder", "LT", "M19.012"))
 MID_JOINTS = (("right wrist", "RT", "M19.031"), ("left wrist", "LT", "M19.032"))
-SMALL_JOINTS = (("right thumb base (CMC joint)", "RT", "M19.041"),
-                ("left thumb base (CMC joint)", "LT", "M19.042"))
+# the thumb base is the first carpometacarpal joint: M18.11/M18.12 (unilateral primary
+# osteoarthritis of the first CMC joint), not M19.04- (review round 8b, R3)
+SMALL_JOINTS = (("right thumb base (CMC joint)", "RT", "M18.11"),
+                ("left thumb base (CMC joint)", "LT", "M18.12"))
 TENDON_SHEATHS = (("right thumb flexor tendon sheath", "RT", "M65.311"),
                   ("left thumb flexor tendon sheath", "LT", "M65.312"))
 TENDON_ORIGINS = (("right lateral epicondyle", "RT", "M77.11"),
@@ -150,6 +152,15 @@ PROCS: dict[str, Proc] = {
 # the second note of a story whose two lesions could be one (a biopsy, then a destruction or
 # an excision): it says "a lesion" in every branch, with no lesion type, so only the two notes'
 # sites and distances tell one lesion from two
+# a biopsy beside wart destruction biopsies a wart-like lesion, in every story (review round
+# 8b, R2: a punch biopsy of "an irregular pigmented lesion" then frozen as a wart)
+WART_CODES = frozenset(("17110", "17111"))
+WART_BIOPSY_TEXT = {
+    "11102": "tangential (shave) biopsy of a verrucous papule ({size} cm) on the {site}; "
+             "specimen to pathology",
+    "11104": "4 mm punch biopsy of a verrucous papule ({size} cm) on the {site}; specimen to "
+             "pathology",
+}
 LESION_TEXT = {
     "11102": "tangential biopsy of a lesion on the {site}; specimen to pathology",
     "11104": "4 mm punch biopsy of a lesion on the {site}; specimen to pathology",
@@ -178,7 +189,10 @@ ONE_NAIL_TEXT = "debridement of one mycotic toenail, the {site} nail"
 
 # a simple repair closing a biopsy or excision wound has the length that wound needs: a
 # biopsy or a small excision closes within 12001 (<= 2.5 cm), a 1.1-2.0 cm excision within
-# 12002; other lesion/repair pairs are left out (no same-site story would be plausible)
+# 12002; other lesion/repair pairs are left out (no same-site story would be plausible).
+# A shave biopsy's round wound heals open and is never sutured, so its pair with a repair
+# is dropped after the split draw (``SUTURED_NEVER``; review round 8b, S1)
+SUTURED_NEVER = frozenset(("11102",))
 REPAIR_FITS = {"12001": frozenset(("11102", "11104", "11400", "11401")),
                "12002": frozenset(("11402",))}
 
@@ -300,10 +314,13 @@ SERVICES: dict[str, Service] = {
                      "visit for iron deficiency anemia", (),
                      ("observed 30 minutes after the dose without a reaction; the next dose of "
                       "the series is scheduled in 1 week",), True),
-    "96360": Service("IV fluids", "IV hydration with normal saline, 45 minutes", "E86.0",
-                     "the IV hydration ordered at the previous visit for dehydration with poor "
-                     "oral intake, scheduled with today's recheck of the kidney function", (),
-                     ("tolerated the fluids; no further infusion planned",), True),
+    # (a scheduled indication: weekly saline for POTS; dehydration with poor oral intake is
+    # not left 2-5 business days for its fluids; review round 8b, S3)
+    "96360": Service("IV fluids", "IV hydration with 1 liter of normal saline, 45 minutes",
+                     "G90.A", "the first of the weekly IV saline infusions ordered at the "
+                     "previous visit for postural orthostatic tachycardia syndrome (POTS)", (),
+                     ("tolerated the fluids; the next weekly infusion is scheduled in 1 week",),
+                     True),
     "96365": Service("IV infusion", "IV ceftriaxone 1 g infusion, 35 minutes, a single dose",
                      "N39.0", "the single IV antibiotic dose ordered at the previous visit for "
                      "a urinary infection once the urine culture showed resistance to the "

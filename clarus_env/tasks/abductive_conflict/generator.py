@@ -520,6 +520,13 @@ def _one_nail_ok(pair: tuple[str, str]) -> bool:
                    for a, b in (pair, pair[::-1]))
 
 
+def _closable(pair: tuple[str, str]) -> bool:
+    """Whether a repair beside this lesion code could have closed its wound (review round
+    8b, S1: a shave biopsy's wound is never sutured, so no story of its pair with a repair
+    is plausible)."""
+    return not (set(pair) & cat.SUTURED_NEVER and set(pair) & set(cat.REPAIR_FITS))
+
+
 def _build_pools(ref: Any) -> dict[str, dict[str, dict[str, list[tuple[str, str]]]]]:
     """pools[split][family][status] -> [(column 1, column 2)], from the bundle's PtP table."""
     for dx in cat.ALL_DX:  # fail loudly if a catalog diagnosis is not billable here
@@ -553,8 +560,8 @@ def _build_pools(ref: Any) -> dict[str, dict[str, dict[str, list[tuple[str, str]
         for status, found in by_status.items():
             found.sort(key=lambda p: _sha(f"{TASK}:pair:{p[0]}/{p[1]}"))
             for i, pair in enumerate(found):
-                if not _one_nail_ok(pair):  # dropped after the split draw, so every other
-                    continue  # pair keeps its split
+                if not _one_nail_ok(pair) or not _closable(pair):  # dropped after the
+                    continue  # split draw, so every other pair keeps its split
                 pools[pair_split(i)][fam][status].append(pair)
     return pools
 
@@ -811,13 +818,24 @@ def _ncci(ref: Any, column_1: str, column_2: str) -> dict[str, Any]:
     return out
 
 
+# the vaccine lines (administration; the product is not on these claims) that ACA preventive
+# coverage pays in full in network
+VACCINE_LINES = frozenset(("90471", "90472", "90460", "90461"))
+
+
 def patient_share(code: str, allowed: int, plan: dict[str, Any], deductible_left: int,
                   oop_left: int) -> dict[str, int]:
     """The plan's cost sharing on one paid line (cents), DOMAIN.md §2 order.
 
     An office visit (992xx) on a plan with a primary-care copay pays the copay only (no
     deductible on office visits, DOMAIN.md E1); everything else, and office visits on a
-    plan without copays, goes deductible first, then coinsurance on the rest."""
+    plan without copays, goes deductible first, then coinsurance on the rest. A vaccine's
+    administration (``VACCINE_LINES``) of an ACIP-recommended vaccine in network has no cost
+    sharing at all (45 CFR 147.130(a)(1)(ii), DOMAIN.md §9; review round 8b, R1: the Z23
+    line went to the deductible), in every branch."""
+    if code in VACCINE_LINES:
+        return cost_share(allowed, copay=0, deductible_left=0, coinsurance_pct=0,
+                          oop_left=oop_left)
     copay = plan["copay_primary_care"] if code.startswith("992") else 0
     if copay > 0:
         return cost_share(allowed, copay=copay, deductible_left=0, coinsurance_pct=0,
@@ -1119,6 +1137,17 @@ ASPECTS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
     "shoulder": (("anterior aspect", "front of the shoulder"),
                  ("posterior aspect", "back of the shoulder")),
 }
+# the farthest a lesion at a site is printed from its landmark (cm): 14 on a limb or the
+# back, 8 from the acromion (a shoulder is not 14 cm across; review round 8b, S2), drawn
+# by one law in every story
+FARTHEST = {"shoulder": 8}
+
+
+def _farthest(*sites: str) -> int:
+    """The farthest printed distance (cm) that fits every one of ``sites``."""
+    return min(FARTHEST.get(next(k for k in ANCHORS if k in site), 14) for site in sites)
+
+
 SIDE_FLIP = {"RT": "LT", "LT": "RT", "T5": "TA", "TA": "T5", "T6": "T1", "T1": "T6"}
 
 
@@ -1385,12 +1414,16 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     # the site-bearing code first: a repair or a nerve block follows the other procedure
     order = sorted((paid, denied), key=lambda c: (p[c].kind in ("nerve", "wound"), c != paid))
     first, second = order
-    # a simple repair beside a biopsy or an excision: in every branch the patient has that
-    # wound and a laceration; one is sutured (the repair line), the other closed with
-    # adhesive strips only, which CPT does not code as a repair. Distinct: the laceration
-    # was sutured (a separate wound, XS/59); not distinct: the lesion's own wound was (a
-    # simple repair of it is part of the biopsy or excision). The laceration's S-code is on
-    # the claim either way (round 7: it was there only when the laceration was sutured).
+    # a simple repair beside a punch biopsy or an excision: in every branch the patient has
+    # that wound and a laceration, and the lesion's note closes its own wound with simple
+    # sutures (part of the punch or excision, CPT). Distinct: the repair line sutured the
+    # laceration (a separate wound, XS/59); not distinct: the repair line is the lesion
+    # wound's own sutures billed again, and the laceration was only cleaned and dressed.
+    # Only the repair's place, against the two wounds', tells which (review round 8b, S1:
+    # a 4.5-6.3 cm excision ellipse "closed with adhesive strips only" beside a sutured
+    # laceration, and a sutured shave-biopsy wound; shave biopsies are no longer paired
+    # with a repair). The laceration's S-code is on the claim either way (round 7: it was
+    # there only when the laceration was sutured).
     lacerated = p[first].kind == "skin" and p[second].kind == "wound"
     lac: tuple[str, str] = ("", "")
     told = distinct
@@ -1466,7 +1499,7 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             distinct = told
             lac = (sites[second], dxs[second])
             if not distinct:  # the sutures closed the biopsy or excision wound: the repair
-                # treats the lesion, the claim still lists the laceration (closed with strips)
+                # treats the lesion, the claim still lists the laceration (cleaned, dressed)
                 sites[second], dxs[second], listed_dx = sites[first], "", lac[1]
     # each lesion (and a repaired wound) measured from its site's landmark
     where: dict[str, str] = {}
@@ -1475,17 +1508,19 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
     dist: dict[str, str] = {}  # each lesion's printed distance from the landmark
     lac_at: tuple[int, str] = (0, "")  # the laceration's aspect and printed distance
     if lacerated:
-        a1, a2, dist1, dist2, lac_at = _lacerated_where(sites[first] == lac[0], distinct, rng)
+        a1, a2, dist1, dist2, lac_at = _lacerated_where(sites[first] == lac[0], distinct, rng,
+                                                        _farthest(sites[first], lac[0]))
         dist = {first: dist1, second: dist2}
     elif where_measured:
         a1 = rng.randrange(2)
         if sites[second] != sites[first]:
             a2 = rng.randrange(2)
-            dist = {c: _distance(rng.randrange(2, 15), rng.random() < 0.5)
-                    for c in (first, second)}
+            dist = {c: _distance(rng.randrange(2, _farthest(sites[c]) + 1),
+                                 rng.random() < 0.5) for c in (first, second)}
         else:
             a2 = a1
-            d1, d2, one_distance = _same_site_distances(distinct, rng)
+            d1, d2, one_distance = _same_site_distances(distinct, rng,
+                                                        _farthest(sites[first]))
             dist = {first: d1, second: d2}
             if distinct and one_distance:  # the same distance: a lesion on the site's
                 a2 = 1 - a1  # other aspect (the opposite surface of the limb)
@@ -1542,6 +1577,8 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
             d = EAR_SIDED_DX[code][sides[code]]
         if same_lesion and code == second:  # the lesion the first note described
             d = lines[first]["dx"]
+        if code in cat.WART_BIOPSY_TEXT and {paid, denied} & cat.WART_CODES:
+            proc = cat.Proc(proc.kind, proc.role, proc.lay, cat.WART_BIOPSY_TEXT[code])
         if neutral and code == second:
             proc = cat.Proc(proc.kind, proc.role, proc.lay, cat.LESION_TEXT[code])
         if not d:  # a repair or block at the other procedure's site treats what it treated
@@ -1556,11 +1593,12 @@ def _story_proc(paid: str, denied: str, distinct: bool, mod: bool, rng: random.R
         text = proc.text.format(site=where.get(code, shown[code]),
                                 size=meas[code].get("size", ""), n=n)
         notes[code] = text[0].upper() + text[1:] + "."
+        if lacerated and code == first:  # its own closure, the same words in every story
+            notes[code] += LESION_CLOSURE[code]
         if lacerated and code == second:  # which wound the sutures closed: only the
             # sutured wound's place, against the lesion's and the laceration's, says so
             notes[code] += (f" Wounds today: the {LESION_WOUND[p[first].role]} wound and a "
-                            f"laceration on the {lac_where}, cleaned; the one not sutured "
-                            "closed with adhesive strips only.")
+                            f"laceration on the {lac_where}, both cleaned and dressed.")
         lines[code] = {"dx": d, "mods": []}
     _contralateral(notes, {c: p[c].kind for c in order}, spelled, rng)
     for code in (paid, denied):
@@ -1608,6 +1646,14 @@ def _closure_length(lesion: str, size: float, repair: str, rng: random.Random) -
     return round(min(hi, max(floor, length)), 1)
 
 
+# how a punch biopsy's or an excision's note beside a repair closes its own wound, in every
+# story (simple closure is part of these procedures; review round 8b, S1)
+LESION_CLOSURE = {"11104": " Punch wound closed with one simple interrupted suture.",
+                  "11400": " Excision wound closed with simple interrupted sutures.",
+                  "11401": " Excision wound closed with simple interrupted sutures.",
+                  "11402": " Excision wound closed with simple interrupted sutures."}
+
+
 # the wound a biopsy or an excision leaves, as a repair's note names it
 LESION_WOUND = {"biopsy": "biopsy", "excise": "excision"}
 
@@ -1616,7 +1662,7 @@ LESION_WOUND = {"biopsy": "biopsy", "excise": "excision"}
 EAR_SIDED_DX = {"92567": {"RT": "H65.91", "LT": "H65.92"}}
 
 
-def _lacerated_where(one_site: bool, distinct: bool, rng: random.Random
+def _lacerated_where(one_site: bool, distinct: bool, rng: random.Random, far: int = 14
                      ) -> tuple[int, int, str, str, tuple[int, str]]:
     """Where the lesion's wound, the sutured wound and the laceration are printed in a
     repair-beside-a-lesion story: the lesion's aspect and distance, the sutured wound's, and
@@ -1630,7 +1676,7 @@ def _lacerated_where(one_site: bool, distinct: bool, rng: random.Random
     each written in either of its two wordings, tell which wound the sutures closed.
     (Drawing two wounds' distances apart, as two lesions' are, would make the sutured
     wound's number match the laceration's more often in one story than in the other.)"""
-    d = rng.randrange(2, 15)
+    d = rng.randrange(2, far + 1)
     a_les = rng.randrange(2)
     a_lac = 1 - a_les if one_site else rng.randrange(2)
     a_sut = a_lac if distinct else a_les
@@ -1642,7 +1688,8 @@ def _distance(cm: int, in_mm: bool) -> str:
     return f"{10 * cm} mm" if in_mm else f"{cm} cm"
 
 
-def _same_site_distances(distinct: bool, rng: random.Random) -> tuple[str, str, bool]:
+def _same_site_distances(distinct: bool, rng: random.Random, far: int = 14
+                         ) -> tuple[str, str, bool]:
     """The two printed distances of two skin notes at one named site, and whether they are
     one distance.
 
@@ -1657,14 +1704,14 @@ def _same_site_distances(distinct: bool, rng: random.Random) -> tuple[str, str, 
     N mm, so distances under 2 cm, "4 mm from the kneecap" on the calf side, came only in
     distinct stories; every distance is now 2-14 cm in either unit.)"""
     if not distinct or rng.random() < 0.5:  # one distance
-        d = rng.randrange(2, 15)
+        d = rng.randrange(2, far + 1)
         if distinct or rng.random() < 0.5:
             in_mm = rng.random() < 0.5
             return _distance(d, in_mm), _distance(d, in_mm), True
         units = (False, True) if rng.random() < 0.5 else (True, False)
         return _distance(d, units[0]), _distance(d, units[1]), True
-    d1 = rng.randrange(2, 15)
-    d2 = rng.choice([d for d in range(2, 15) if abs(d - d1) >= 3])
+    d1 = rng.randrange(2, far + 1)
+    d2 = rng.choice([d for d in range(2, far + 1) if abs(d - d1) >= 3])
     in_mm = rng.random() < 0.5
     return _distance(d1, in_mm), _distance(d2, not in_mm), False
 
@@ -1699,9 +1746,10 @@ def _therapy_minutes(paid: str, denied: str, rng: random.Random) -> tuple[int, i
         pairs = [(a, b) for a in range(8, 23) for b in range(8, 23) if 23 <= a + b <= 37]
         a, b = rng.choice(pairs)
         return max(a, b), min(a, b)
-    # beside an evaluation the timed service overlaps it by a minute or more in the story
-    # that is not distinct and keeps 8 of its own (``_evaluation_clock``): 9-22 in every story
-    low = 9 if {paid, denied} & cat.EVALUATIONS else 8
+    # beside an evaluation the timed service shares a real block with it in the story that
+    # is not distinct (8+ minutes and half its own time or more) and keeps 8 of its own
+    # (``_evaluation_clock``): 16-22 in every story
+    low = EVAL_TIMED_MIN if {paid, denied} & cat.EVALUATIONS else 8
     return tuple(rng.randint(*UNTIMED_MINUTES[c]) if c in UNTIMED_MINUTES  # type: ignore
                  else rng.randint(low, 22) for c in (paid, denied))
 
@@ -1911,6 +1959,19 @@ def _overlap_layout(m1: int, m2: int, share: bool, rng: random.Random,
     return (t_long, t_short) if long_first else (t_short, t_long)
 
 
+# Review round 8b, C1: the fewest minutes a timed service beside an evaluation has, in every
+# story; the fewest minutes it shares with the evaluation where they overlap
+EVAL_TIMED_MIN = 16
+EVAL_OVERLAP_MIN = 8
+
+
+def _eval_overlap(m_timed: int) -> tuple[int, int]:
+    """The minutes a timed service of ``m_timed`` minutes shares with an evaluation it
+    overlaps (the story that is not distinct): at least ``EVAL_OVERLAP_MIN`` and at least
+    half its own time, leaving it 8 or more minutes of its own."""
+    return max(EVAL_OVERLAP_MIN, -(-m_timed // 2)), m_timed - 8
+
+
 def _evaluation_clock(m1: int, m2: int, first_is_evaluation: bool, distinct: bool,
                       rng: random.Random, forms: tuple[int, int] = (0, 0),
                       exact: bool = False) -> tuple[int, int] | None:
@@ -1923,14 +1984,18 @@ def _evaluation_clock(m1: int, m2: int, first_is_evaluation: bool, distinct: boo
     the evaluation stands and nothing else was billable in its place. (Review round 7: with
     the timed service wholly inside the evaluation, fewer than 8 minutes of its own, the
     timed line was the one not billable, and a corrected claim for the evaluation was as
-    defensible as the denial.) The two intervals never share a printed clock time in either
-    story (an overlap flush with the evaluation's start or end would leave the timed service
-    fewer than 8 minutes of its own), so a shared clock string says nothing here."""
+    defensible as the denial.) The shared block is a real one: 8 minutes or more and at
+    least half the timed service (``_eval_overlap``; review round 8b, C1: an overlap drawn
+    from 1 minute, 17 of 42 overlapping 1-2 minutes, read as a clock slip next to the
+    separate story's 1-minute gap, and a reviewer would appeal). The two intervals never
+    share a printed clock time in either story (an overlap flush with the evaluation's start
+    or end would leave the timed service fewer than 8 minutes of its own), so a shared clock
+    string says nothing here."""
     m_eval, m_timed = (m1, m2) if first_is_evaluation else (m2, m1)
     # the overlapping layout is drawn in both stories and a separate one laid out to print
     # as near its extent as it can, then placed by one law (as ``_therapy_clock`` does)
     for _ in range(EXTENT_TRIES):  # (``exact``: as in ``_therapy_clock``)
-        overlap = rng.randint(1, m_timed - 8)
+        overlap = rng.randint(*_eval_overlap(m_timed))
         if rng.random() < 0.5:  # the timed service first, running on into the evaluation
             t_timed, t_eval = 0, m_timed - overlap
         else:  # the evaluation first, the timed service starting before it ended
