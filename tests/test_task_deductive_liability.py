@@ -294,16 +294,15 @@ def test_eob_accumulator_is_the_plan_of_record_plus_the_claim(dev: dict,
                                                                held_out: dict) -> None:
     """The insurer's EOB prints its OOP total as of processing: the plan of record before the
     visit plus this claim's patient share, except where the insurer's stale total is the error
-    (oop_max_exceeded: at or under the maximum although the plan of record is over it;
-    deductible_already_met: the stale deductible total and the OOP total lag the plan of
-    record by the same dollars, since deductible dollars count toward the OOP maximum).
+    (oop_max_exceeded: at or under the maximum although the plan of record's room was short of
+    the share; deductible_already_met: the stale deductible total and the OOP total lag the
+    plan of record by the same dollars, since deductible dollars count toward the OOP maximum).
 
     The plan of record's snapshot is dated (issue 8, round 8). Dated before processing it is
     the state before the visit; dated on or after processing it already counts this claim as
-    processed, so it equals the EOB's own totals (deductible met and OOP met) exactly, save
-    the same stale lag, and where the insurer's stale total made it apply deductible or cost
-    sharing beyond the limits, it runs past the deductible or the maximum by that overage.
-    Both readings occur in every finding."""
+    processed (what the EOB applied, stopping at the limits: round 8b, F1, a total past the
+    deductible or the maximum was the two insurer errors' alone) and its history holds the
+    reading before processing. Both readings occur in every finding."""
     n = collections.Counter()
     dated = collections.defaultdict(set)
     for sc in [*dev.values(), *held_out.values()]:
@@ -315,42 +314,42 @@ def test_eob_accumulator_is_the_plan_of_record_plus_the_claim(dev: dict,
         after = _after_processing(plan, eob["data"])
         assert after == v["snapshot_after_processing"]
         assert snap["as_of"] <= sc["case"]["today"]
+        assert ("history" in snap) == after
         dated[v["kind"]].add(after)
+        prior = snap["history"][-1] if after else snap
+        assert prior["as_of"] < eob["data"]["processed_date"]
         share = c(totals["patient_responsibility"])
-        before = c(snap["oop_met_ytd"]) - (share if after else 0)
+        before = c(prior["oop_met_ytd"])
+        before_ded = c(prior["deductible_met_ytd"])
         oop_max = c(acc["out_of_pocket_max"])
         deductible = c(acc["deductible"])
+        counted = sum(c(ln["deductible"]) + (c(ln["copay"]) if plan[
+            "copays_count_toward_deductible"] else 0) for ln in eob["data"]["lines"])
+        # every printed total stops at its limit, in every branch (F1)
+        for a in (snap, *snap.get("history", [])):
+            assert c(a["deductible_met_ytd"]) <= deductible, sc["seed"]
+            assert c(a["oop_met_ytd"]) <= oop_max, sc["seed"]
+        if after:  # the claim as the insurer processed it, capped at the limits
+            assert c(snap["oop_met_ytd"]) == min(oop_max, before + share), sc["seed"]
         if v["kind"] == "oop_max_exceeded":
             assert c(acc["oop_met_ytd"]) <= oop_max < before + share
-            if after:  # the plan of record counts what the insurer applied: over the maximum
-                assert c(snap["oop_met_ytd"]) > oop_max
         elif v["oop_binds"]:
-            assert c(acc["oop_met_ytd"]) == oop_max
-            if after:
-                assert c(snap["oop_met_ytd"]) == oop_max
+            assert c(acc["oop_met_ytd"]) == oop_max == before + share
         else:
             oop_lag = before + share - c(acc["oop_met_ytd"])
             if v["kind"] == "deductible_already_met":
                 # the EOB's deductible total before the visit: its printed total less what
                 # it counted toward the deductible on this claim
-                counted = sum(c(ln["deductible"]) + (c(ln["copay"]) if plan[
-                    "copays_count_toward_deductible"] else 0) for ln in eob["data"]["lines"])
-                if after:  # both count this claim as processed: the lag is what remains
-                    ded_lag = c(snap["deductible_met_ytd"]) - c(acc["deductible_met_ytd"])
-                    # the claim's deductible, added to a total already (nearly) met
-                    assert c(snap["deductible_met_ytd"]) > deductible
-                else:
-                    ded_lag = (c(snap["deductible_met_ytd"])
-                               - (c(acc["deductible_met_ytd"]) - counted))
+                ded_lag = before_ded - (c(acc["deductible_met_ytd"]) - counted)
                 assert oop_lag == ded_lag > 0, (sc["seed"], oop_lag, ded_lag)
+                # the claim's deductible, added to a total already (nearly) met, stops at it
+                assert before_ded + counted > deductible, sc["seed"]
+                if after:
+                    assert c(snap["deductible_met_ytd"]) == deductible
             else:
                 assert oop_lag == 0, sc["seed"]
                 if after:
                     assert snap["deductible_met_ytd"] == acc["deductible_met_ytd"]
-        if v["kind"] != "deductible_already_met":
-            assert c(snap["deductible_met_ytd"]) <= deductible
-        if v["kind"] != "oop_max_exceeded":
-            assert c(snap["oop_met_ytd"]) <= oop_max
         n[v["kind"]] += 1
     assert n["oop_max_exceeded"] and len(n) >= 6
     assert all(d == {True, False} for d in dated.values()), dated
@@ -686,23 +685,27 @@ def _after_processing(plan_doc: dict, eob: dict | None) -> bool:
     return eob is not None and plan_doc["member_accumulators"]["as_of"] >= eob["processed_date"]
 
 
+def _prior_reading(plan_doc: dict, eob: dict | None) -> dict:
+    """The plan of record's reading before this claim: the snapshot itself where it predates
+    the EOB's processing, else its history's reading before processing (round 8b: the totals
+    stop at the limits, so subtracting the claim back off a capped total is not the room)."""
+    acc = plan_doc["member_accumulators"]
+    if not _after_processing(plan_doc, eob):
+        return acc
+    assert eob is not None
+    return max((h for h in acc["history"] if h["as_of"] < eob["processed_date"]),
+               key=lambda h: h["as_of"])
+
+
 def _ded_left(plan_doc: dict, eob: dict | None = None) -> int:
-    """Deductible room before the claim: the plan prints what was met, the agent subtracts
-    (and, from a snapshot taken after processing, takes this claim's own deductible and the
-    copays that count toward it back off first)."""
-    met = c(plan_doc["member_accumulators"]["deductible_met_ytd"])
-    if _after_processing(plan_doc, eob):
-        counts = plan_doc["copays_count_toward_deductible"]
-        met -= sum(c(ln["deductible"]) + (c(ln["copay"]) if counts else 0)
-                   for ln in eob["lines"])
+    """Deductible room before the claim: the plan prints what was met before it, the agent
+    subtracts."""
+    met = c(_prior_reading(plan_doc, eob)["deductible_met_ytd"])
     return max(0, c(plan_doc["deductible"]) - met)
 
 
 def _oop_left(plan_doc: dict, eob: dict | None = None) -> int:
-    met = c(plan_doc["member_accumulators"]["oop_met_ytd"])
-    if _after_processing(plan_doc, eob):
-        met -= c(eob["totals"]["patient_responsibility"])
-    return c(plan_doc["out_of_pocket_max"]) - met
+    return c(plan_doc["out_of_pocket_max"]) - c(_prior_reading(plan_doc, eob)["oop_met_ytd"])
 
 
 def test_oop_cap_branches(dev: dict, held_out: dict) -> None:

@@ -27,7 +27,10 @@ from clarus_env.scenario import compile_scenario
 from tests.test_task_deductive_liability import _branch_means_agree as _apart
 
 TASK = "deductive_liability"
-FRESH = range(930_000, 931_000)  # outside every split
+# outside every split; 3,000 seeds (round 8b: at 1,000 a nine-way three-standard-error check
+# flagged duplicate_posting's reversal rate by chance once the draws moved, 78 scenarios at
+# 0.231 against 0.406, while 4,000 other fresh seeds give 0.421 against 0.410)
+FRESH = range(930_000, 933_000)
 
 
 @cache

@@ -124,3 +124,131 @@ def test_two_visit_day_copay_captures_are_no_double_charge_by_themselves(
         else:
             assert kept <= 1, (f, sc["case"]["case_id"])
     assert two["other"] >= 1.2 * two["duplicate_charge"] > 0, two
+
+
+# -- round 8b: the domain review's findings (salt billrev8-h10-780cc4), pinned over fresh seeds
+
+def test_accumulators_stop_at_their_limits_and_keep_the_reading_before(
+        fresh: list[dict[str, Any]]) -> None:
+    """F1: the plan of record's totals ran past the deductible in 32/44 stale deductibles and
+    past the OOP maximum in 40/47 ignored caps, never elsewhere. Every printed total (the plan
+    of record's, its history's, each EOB's) now stops at its limit in every branch; a snapshot
+    taken after the EOB's processing carries the reading before it, dated before processing,
+    and the insurer's error shows only there: the deductible met before the claim leaves less
+    room than the EOB applied, or the OOP room before is short of the EOB's share."""
+    shown = collections.Counter()
+    for sc in fresh:
+        rec, f = _records(sc), sc["expected"]["finding"]
+        plan, eob = rec["plan_document"], rec["eob"]
+        acc = plan["member_accumulators"]
+        ded, oop = _cents(plan["deductible"]), _cents(plan["out_of_pocket_max"])
+        for a in (acc, *acc.get("history", []), eob["accumulators"]):
+            assert _cents(a["deductible_met_ytd"]) <= ded, (f, sc["seed"])
+            assert _cents(a["oop_met_ytd"]) <= oop, (f, sc["seed"])
+        after = acc["as_of"] >= eob["processed_date"]
+        assert after == ("history" in acc), sc["seed"]
+        prior = acc["history"][-1] if after else acc
+        assert prior["as_of"] < eob["processed_date"]
+        counts = plan["copays_count_toward_deductible"]
+        applied = sum(_cents(ln["deductible"]) for ln in eob["lines"])
+        copays = sum(_cents(ln["copay"]) for ln in eob["lines"]) if counts else 0
+        room = ded - _cents(prior["deductible_met_ytd"])
+        over_ded = applied > 0 and applied > max(0, room - copays)
+        over_oop = _cents(eob["totals"]["patient_responsibility"]) > oop - _cents(
+            prior["oop_met_ytd"])
+        if f == "deductible_already_met":
+            assert over_ded, sc["seed"]
+        elif f == "oop_max_exceeded":
+            assert over_oop, sc["seed"]
+        elif not (f == "coinsurance_on_billed" and sc["variant"]["error_side"] == "insurer"):
+            assert not over_ded and not over_oop, (f, sc["seed"])
+        shown[f] += 1
+    assert shown["deductible_already_met"] >= 20 and shown["oop_max_exceeded"] >= 20, shown
+
+
+def test_a_duplicate_posting_cites_the_eob(fresh: list[dict[str, Any]]) -> None:
+    """F6: the two-unit row shows only against the EOB's billed charge, so the EOB is among
+    the records that show a duplicate posting (citation precision is graded against them)."""
+    n = 0
+    for sc in fresh:
+        e = sc["expected"]
+        if e["finding"] == "duplicate_posting":
+            n += 1
+            assert e["eob_artifact"] in e["relevant_ids"], sc["seed"]
+            assert set(e["decisive_ids"]) <= set(e["relevant_ids"])
+    assert n >= 30
+
+
+def test_part_payments_are_whole_dollars_and_spread(fresh: list[dict[str, Any]]) -> None:
+    """F3: 12/40 part payments were exactly a tenth of the amount due (the open part's 90%
+    ceiling). A part payment is whole dollars, below the amount due, and none is that tenth
+    unless the amount due is too small for the open-balance law (at most 1 in 20)."""
+    parts, tenth = 0, 0
+    for sc in fresh:
+        v = sc["variant"]
+        if v["payment_state"] != "part":
+            continue
+        paid, due = v["statement_paid_cents"], sc["expected"]["statement_balance_cents"]
+        parts += 1
+        assert paid % 100 == 0 and 0 < paid < due, (sc["seed"], paid, due)
+        tenth += abs(paid - due / 10) < 100
+    assert parts >= 100 and tenth <= parts / 20, (parts, tenth)
+
+
+def test_payment_times_and_refund_days(fresh: list[dict[str, Any]]) -> None:
+    """F4: a statement paid in two parts days apart had both at the same second of the day;
+    F5: 8/35 refunds fell on a weekend. The two parts have their own times of day (at most
+    1 in 20 the same minute by chance) and every refund is dated on a business day."""
+    from datetime import date
+
+    from clarus_env.tasks.us_calendar import is_business_day
+    pairs, same, refunds = 0, 0, 0
+    for sc in fresh:
+        rec = _records(sc)
+        txns = rec["processor_log"]["transactions"]
+        for t in txns:
+            if t["type"] == "refund":
+                refunds += 1
+                assert is_business_day(date.fromisoformat(t["timestamp"][:10])), sc["seed"]
+        if sc["variant"]["statement_payments"] == 2 and sc["variant"]["duplicate_of"] is None:
+            cid = rec["eob"]["claim_id"]
+            sales = [t for t in txns if t["type"] == "sale" and t["status"] == "settled"
+                     and t["description"] == f"Online statement payment {cid}"]
+            assert len(sales) == 2 and sales[0]["timestamp"][:10] != sales[1]["timestamp"][:10]
+            assert all(_cents(t["amount"]) % 100 == 0 for t in sales[:1]), sc["seed"]
+            pairs += 1
+            same += sales[0]["timestamp"][11:16] == sales[1]["timestamp"][11:16]
+    assert pairs >= 20 and same <= pairs / 20 and refunds >= 100, (pairs, same, refunds)
+
+
+def test_claims_counted_cover_the_copays_paid(fresh: list[dict[str, Any]]) -> None:
+    """F2: 4 claims with $5,159.72 of copays (the largest copay $230). Where a copay plan's
+    deductible is not met before the claim, what the member paid beyond it is copays: the
+    claims counted before it are at least that over the plan's specialist copay."""
+    checked = 0
+    for sc in fresh:
+        rec = _records(sc)
+        plan, eob = rec["plan_document"], rec["eob"]
+        acc = plan["member_accumulators"]
+        prior = acc["history"][-1] if "history" in acc else acc
+        spec = _cents(plan["copays"]["specialist"] or "0")
+        met = _cents(prior["deductible_met_ytd"])
+        if spec == 0 or met >= _cents(plan["deductible"]):
+            continue
+        spend = _cents(prior["oop_met_ytd"]) - met
+        checked += spend > 0
+        assert prior["claims_counted_ytd"] * spec >= spend, (sc["seed"], spend, spec)
+    assert checked >= 50, checked
+
+
+def test_a_close_member_room_never_exceeds_what_the_year_left() -> None:
+    """Fresh seed 971233 (no_error, close to the maximum): a room drawn above what the older
+    visit and the deductible left broke the accumulators' order and the generator's own
+    assertion; the room is now clamped to it, so the seed compiles with ordered totals."""
+    sc = compile_scenario(TASK, 971_233, _ref())
+    rec = _records(sc)
+    acc = rec["plan_document"]["member_accumulators"]
+    prior = acc["history"][-1] if "history" in acc else acc
+    old = next(a["data"] for a in sc["artifacts"] if a["type"] == "eob" and a["distractor"])
+    assert _cents(prior["oop_met_ytd"]) >= _cents(old["accumulators"]["oop_met_ytd"])
+    assert _cents(prior["oop_met_ytd"]) <= _cents(rec["plan_document"]["out_of_pocket_max"])

@@ -415,6 +415,19 @@ def _open_draw(rng: random.Random) -> int:
     return round(lo * (hi / lo) ** rng.random())
 
 
+def _part_draw(rng: random.Random, due: int) -> int:
+    """A part payment of an amount due (cents): whole dollars, leaving open a balance drawn
+    from ``OPEN_RANGE``'s law (redrawn while it leaves less than a dollar paid); where the
+    amount due is too small for the law, a whole-dollar sum between a tenth and nine tenths
+    of it."""
+    for _ in range(20):
+        part = (due - _open_draw(rng)) // 100 * 100
+        if 100 <= part < due:
+            return part
+    lo, hi = max(1, due // 1_000), max(1, due * 9 // 1_000)
+    return min(rng.randrange(lo, hi + 1) * 100, due - 1)
+
+
 # how much of the statement the patient had paid when they complained (every branch)
 PAY_STATES: tuple[tuple[str, int], ...] = (("none", 3), ("full", 2), ("part", 5))
 # the deductible dollars (beyond a copay that counts toward it and $1) by which an insurer's
@@ -507,6 +520,14 @@ def _weekday(d: dt.date) -> dt.date:
     while not is_business_day(d):
         d += dt.timedelta(days=1)
     return d
+
+
+def _business(t: dt.datetime) -> dt.datetime:
+    """A practice issues a refund on a business day (domain review round 8b, F5: 8 in 35
+    refunds fell on a weekend): the same time of day, moved on to the next business day."""
+    while not is_business_day(t.date()):
+        t += dt.timedelta(days=1)
+    return t
 
 
 def _ts(d: dt.date, rng: random.Random, lo_h: int = 14, hi_h: int = 23) -> dt.datetime:
@@ -760,7 +781,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # drawing it earlier moves no other record's draw)
     owed = random.Random(f"{TASK}-prior-balance-{seed}")
     prior_bal = 0 if owed.random() < PRIOR_NONE else _prior_draw(owed)
-    own_desk = (1 + bool(checkin) + (duplicate_of == "checkin_copay")) if has_copay else 0
+    # the terminal's second run of a check-in copay, refunded (``DESK_DOUBLE``, its own
+    # stream): on this visit's capture where the copay was collected at check-in, else on the
+    # older visit's; counted among this year's captures like the branch's own, so their
+    # number is one law in every branch (round 8b: on this visit's capture alone it added
+    # 0.3 captures wherever the copay was collected at check-in, always so for a copay never
+    # credited, 4.91 against 4.52 this year's captures over 3,000 fresh seeds)
+    dbl = random.Random(f"{TASK}-desk-double-{seed}")
+    desk_double = (has_copay and duplicate_of != "checkin_copay"
+                   and dbl.random() < DESK_DOUBLE)
+    own_desk = (1 + bool(checkin) + (duplicate_of == "checkin_copay") + desk_double) \
+        if has_copay else 0
     early_2026 = max(years.randrange(*COPAY_VISITS_2026) - own_desk, 0) if has_copay else 0
     visits_2025 = years.randrange(*COPAY_VISITS_2025) if has_copay else 0
     early_copays = early_2026 * visit_copay
@@ -888,8 +919,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         eob_err = _capped(eob_err, oop_left)
         eob_capped = True
     elif cap_state != "far":
-        # close, but with more room than this claim's (or the insurer's) share
-        oop_left = max(top + 100, room)
+        # close, but with more room than this claim's (or the insurer's) share - and never
+        # more than what the older visit and the deductible already paid leave (a room drawn
+        # above it broke the accumulators' order; fresh seed 971233)
+        oop_left = max(top + 100, min(room, oop_max - base_oop))
     else:
         # far from the maximum: a member with the deductible met has paid coinsurance on
         # other claims since, anywhere up to where the room left is the top of the close law
@@ -943,7 +976,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         eob_oop_after = oop_max
     else:
         eob_oop_after = prior_oop - stale_lag + pr_eob_total
-    other_claims = max(rng.randrange(2, 10), early_2026 + 1)
+    # where a copay plan's deductible is not met, what the member paid beyond the deductible
+    # is copays (no coinsurance before the deductible): the claims counted are at least that sum
+    # over the plan's specialist copay (domain review round 8b, F2: $5,159.72 of copays in 4
+    # claims, the largest copay $230)
+    copay_spend = prior_oop - prior_ded if (remaining > 0 and has_copay) else 0
+    other_claims = max(rng.randrange(2, 10), early_2026 + 1,
+                       -(-copay_spend // max(1, plan["copay_specialist"])))
 
     # what the provider's statement asks of the patient (itemized patient share)
     stmt_shares = [dict(cs) for cs in eob_shares]
@@ -1050,7 +1089,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # statement), not as a fraction of the amount due: a fraction carried the finding's own
     # overstatement into the ledger balance, which alone then guessed refund vs correction;
     # now only the open balance against the overcharge does (issue 8, round 6)
-    paid_part = due - min(_open_draw(rng), due * 9 // 10) if pay_state == "part" else 0
+    # (domain review round 8b, F3: the open part was capped at 90% of the amount due, so 12 in
+    # 40 part payments were exactly a tenth of it; a patient pays a round sum, so the part paid
+    # is whole dollars, and an open part too large for the statement is redrawn from the same
+    # law, a tenth to nine tenths of the amount due in whole dollars only where none fits)
+    paid_part = _part_draw(rng, due) if pay_state == "part" else 0
     paid_amount = due if paid else paid_part
     correct_balance = prior_bal + pr_correct - checkin - paid_amount
     if kind == "duplicate_charge":
@@ -1313,9 +1356,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         again = txn("sale", _c(first["amount"]),
                     dt.datetime.fromisoformat(first["timestamp"][:-1])
                     + dt.timedelta(seconds=rng.randrange(5, 60)), first["description"])
-        txn("refund", _c(first["amount"]),
+        txn("refund", _c(first["amount"]), _business(
             dt.datetime.fromisoformat(first["timestamp"][:-1])
-            + dt.timedelta(days=rng.randrange(1, 4)), "Refund of duplicate transaction",
+            + dt.timedelta(days=rng.randrange(1, 4))), "Refund of duplicate transaction",
             original=again["transaction_id"])
     checkin_txn = None
     if checkin:
@@ -1328,34 +1371,34 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                 + dt.timedelta(seconds=rng.randrange(2, 20)), "Copay at check-in",
                 auth=a2["auth_code"])
     # issue 8, round 8 (red team round 7, the audit's gb_counts: the number of this visit's
-    # check-in copay captures read duplicate_charge, two of them its alone): in every branch
-    # that collected the copay at check-in, 30% of terminals ran the card twice and the
-    # practice refunded the second capture (not an error: DOMAIN.md, a refunded capture moves
-    # no money), so two captures on the visit day say nothing and only a second capture
-    # without its refund is a double charge (its own stream: no other record's draw moves)
-    if checkin_txn is not None and duplicate_of != "checkin_copay":
-        dbl = random.Random(f"{TASK}-desk-double-{seed}")
-        if dbl.random() < DESK_DOUBLE:
-            base = dt.datetime.fromisoformat(checkin_txn["timestamp"][:-1])
-            a_when = base + dt.timedelta(seconds=dbl.randrange(8, 90))
-            c_when = a_when + dt.timedelta(seconds=dbl.randrange(2, 20))
-            r_when = base + dt.timedelta(days=dbl.randrange(1, 4), seconds=dbl.randrange(3600))
-            auth2 = _chars(dbl, 6)
-            cap_id = ""
-            for typ, when in (("authorization", a_when), ("capture", c_when),
-                              ("refund", r_when)):
-                t = {"transaction_id": f"TXN-{_chars(dbl, 10)}", "type": typ,
-                     "amount": D(checkin), "currency": "USD", "timestamp": _iso_z(when),
-                     "card_brand": card[0], "last4": card[1],
-                     "auth_code": _chars(dbl, 6) if typ == "refund" else auth2,
-                     "status": "approved" if typ == "authorization" else "settled",
-                     "merchant_reference": account,
-                     "description": ("Refund of duplicate transaction" if typ == "refund"
-                                     else "Copay at check-in")}
-                if typ == "refund":
-                    t["original_transaction_id"] = cap_id
-                cap_id = t["transaction_id"]
-                txns.append(t)
+    # check-in copay captures read duplicate_charge, two of them its alone): in every branch,
+    # 30% of terminals ran a check-in copay twice and the practice refunded the second capture
+    # (not an error: DOMAIN.md, a refunded capture moves no money) - this visit's where the
+    # copay was collected at check-in, else the older visit's (round 8b) - so two captures on
+    # a visit day say nothing and only a second capture without its refund is a double charge
+    # (its own stream: no other record's draw moves)
+    if desk_double:
+        twice = checkin_txn if checkin_txn is not None else first
+        base = dt.datetime.fromisoformat(twice["timestamp"][:-1])
+        a_when = base + dt.timedelta(seconds=dbl.randrange(8, 90))
+        c_when = a_when + dt.timedelta(seconds=dbl.randrange(2, 20))
+        r_when = _business(base + dt.timedelta(days=dbl.randrange(1, 4),
+                                               seconds=dbl.randrange(3600)))
+        auth2 = _chars(dbl, 6)
+        cap_id = ""
+        for typ, when in (("authorization", a_when), ("capture", c_when), ("refund", r_when)):
+            t = {"transaction_id": f"TXN-{_chars(dbl, 10)}", "type": typ,
+                 "amount": twice["amount"], "currency": "USD", "timestamp": _iso_z(when),
+                 "card_brand": card[0], "last4": card[1],
+                 "auth_code": _chars(dbl, 6) if typ == "refund" else auth2,
+                 "status": "approved" if typ == "authorization" else "settled",
+                 "merchant_reference": account,
+                 "description": ("Refund of duplicate transaction" if typ == "refund"
+                                 else "Copay at check-in")}
+            if typ == "refund":
+                t["original_transaction_id"] = cap_id
+            cap_id = t["transaction_id"]
+            txns.append(t)
     # a self-pay item bought at the same check-in (any branch): a second card capture that
     # day and a charge with its payment on the ledger, outside the claim
     # (and, independently, at the older visit's check-in)
@@ -1379,8 +1422,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                 original=v["transaction_id"])
         if duplicate_of is None and due >= 4000 and rng.random() < 0.3:
             # paid in two parts, days apart: two payments of different amounts, not an error
-            part = rng.randrange(due // 4, due * 3 // 5)
-            stmt_txns.append(txn("sale", part, when - dt.timedelta(days=rng.randrange(2, 7)),
+            # (whole dollars, at its own time of day: domain review round 8b, F4 found the
+            # two parts at the same second days apart)
+            part = rng.randrange(due // 400, due * 3 // 500) * 100
+            first_day = (when - dt.timedelta(days=rng.randrange(2, 7))).date()
+            stmt_txns.append(txn("sale", part, _ts(first_day, rng),
                                  f"Online statement payment {claim_id}"))
             stmt_txns.append(txn("sale", due - part, when,
                                  f"Online statement payment {claim_id}"))
@@ -1624,29 +1670,40 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # (issue 8, round 8: that disagreement occurred only where the deductible was stale); only
     # the snapshot's date against the EOB's processed date says which reading applies. Where
     # the insurer's claims system worked from a stale total (a deductible applied twice, a cap
-    # ignored) the snapshot sums what each claim applied, so it runs past the deductible or
-    # the maximum by the overage: how a member's portal shows an over-applied deductible
-    # (DOMAIN.md §2 example E3: deductible applied although the accumulator shows it met).
+    # ignored) the snapshot adds what the claim applied, but a real accumulator stops at its
+    # limit (issue 8, round 8b, domain review F1: totals past the deductible or the maximum
+    # occurred in the two insurer errors alone, 72/91, and gave them away), so the totals are
+    # capped in every branch. The member's accumulator history then also shows the reading
+    # before this claim was processed (dated as a snapshot before processing is, the same
+    # law): only that reading against what the EOB applied shows a deductible applied after
+    # it was met, or cost sharing past the maximum.
     snap_after = rng.random() < SNAPSHOT_AFTER
     snap_ded, snap_oop, counted_claims = prior_ded, prior_oop, other_claims + 1
+    before_date = dos - dt.timedelta(days=1) + dt.timedelta(
+        days=rng.randrange((processed - dos).days))
     if snap_after:
         eob_before = prior_ded if stale_remaining is None else deductible - stale_remaining
-        snap_ded = prior_ded + (ded_after_eob - eob_before)
-        snap_oop = prior_oop + pr_eob
+        snap_ded = min(deductible, prior_ded + (ded_after_eob - eob_before))
+        snap_oop = min(oop_max, prior_oop + pr_eob)
         counted_claims += 1
         snap_date = processed + dt.timedelta(days=rng.randrange((today - processed).days + 1))
     else:
-        snap_date = dos - dt.timedelta(days=1) + dt.timedelta(
-            days=rng.randrange((processed - dos).days))
+        snap_date = before_date
+    assert snap_ded <= deductible and snap_oop <= oop_max, (snap_ded, snap_oop)
     plan_doc["member_accumulators"] = {
         "member_id": member_id, "plan_year": "2026", "as_of": C.iso(snap_date),
         "deductible_met_ytd": D(snap_ded), "oop_met_ytd": D(snap_oop),
         "claims_counted_ytd": counted_claims,
         "note": "Plan-of-record accumulators as of the date shown: they count every claim "
                 f"processed this plan year through that date ({counted_claims}, including "
-                "other providers and pharmacy), each as it was processed; claims processed "
-                "elsewhere may post to the insurer's own EOB totals later.",
+                "other providers and pharmacy), each as it was processed, and stop at the "
+                "plan's limits; claims processed elsewhere may post to the insurer's own EOB "
+                "totals later.",
     }
+    if snap_after:
+        plan_doc["member_accumulators"]["history"] = [{
+            "as_of": C.iso(before_date), "deductible_met_ytd": D(prior_ded),
+            "oop_met_ytd": D(prior_oop), "claims_counted_ytd": other_claims + 1}]
 
     def art(key: str, typ: str, party: str, k: str, data: dict[str, Any],
             distractor: bool = False) -> dict[str, Any]:
@@ -1695,7 +1752,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     evidence, decisive = {
         "copay_not_credited": (["plog", "ledger", "provider"], ["plog", "ledger"]),
         "duplicate_charge": (["plog", "ledger", "provider"], ["plog"]),
-        "duplicate_posting": (["ledger", "provider", "claim"], ["ledger"]),
+        # (the EOB too: since round 8 the two-unit row shows only against its billed charge;
+        # domain review round 8b, F6)
+        "duplicate_posting": (["ledger", "provider", "claim", "eob"], ["ledger"]),
         "coinsurance_on_billed:insurer": (["eob", "plan"], ["eob", "plan"]),
         "coinsurance_on_billed:provider": (["provider", "eob", "plan"], ["provider", "eob"]),
         "deductible_already_met": (["eob", "plan"], ["eob", "plan"]),

@@ -78,8 +78,16 @@ def _ded_left(plan: dict[str, Any], eob: dict[str, Any] | None = None) -> int:
     counts as met (the accumulator prints only what was met). A snapshot dated on or after the
     EOB's processing already counts this claim's deductible (and the copays that count toward
     it) as processed, so those come back off first: otherwise a deductible the claim itself
-    used up would look applied twice."""
+    used up would look applied twice. The totals stop at the deductible, so where the
+    accumulator's history holds a reading dated before the EOB's processing, that reading is
+    the room before the claim (round 8b)."""
     acc = plan.get("member_accumulators", {})
+    done = str(eob.get("processed_date", "~")) if eob is not None else "~"
+    before = [h for h in acc.get("history") or [] if str(h.get("as_of", "")) < done]
+    if before:
+        last = max(before, key=lambda h: str(h.get("as_of", "")))
+        return max(0, _cents(plan.get("deductible", "0"))
+                   - _cents(last.get("deductible_met_ytd", "0")))
     met = _cents(acc.get("deductible_met_ytd", "0"))
     if eob is not None and str(acc.get("as_of", "")) >= str(eob.get("processed_date", "~")):
         counts = bool(plan.get("copays_count_toward_deductible"))
