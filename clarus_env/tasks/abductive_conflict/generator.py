@@ -1051,7 +1051,7 @@ def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, offices: list[s
         where = ((town[0] if town else rng.choice(offices[1:])) if rng.random() < ALIAS_SHARE
                  else offices[0])
     else:
-        by = _other_clinician(rendering, rng)
+        by = _other_clinician(rendering, rng, rng.random() < NAMESAKE_SHARE)
         taken = {_place_kind(o)[0] for o in offices}
         if rng.random() < 1 - ALIAS_SHARE:  # another group in the billing name's town
             mine = {_place_kind(o)[1] for o in offices if _place_kind(o)[0] == home_place}
@@ -1092,8 +1092,21 @@ def _recent_days(dos: dt.date) -> list[dt.date]:
     return out[RECENT_BUSINESS_DAYS.start - 1:]
 
 
-def _other_clinician(rendering: str, rng: random.Random) -> str:
-    """Another clinician, of another surname, with the rendering clinician's credential.
+# the share of another practice's same-day assessors who are the rendering clinician's
+# namesake (round 8c, the red team's relation cue: with every other-practice assessor of
+# another surname, "the rendering clinician's surname in the entry and the entry dated the
+# date of service -> distinct" read 1.000 of the office visits, so the group's office list
+# was never needed). A namesake at another practice's office (never one on the group's
+# list) leaves the office list, the group's own offices, as what tells the two apart; a
+# surname is not an identity (two unrelated clinicians of one surname in one region are
+# common), and whoever made it, an entry made at another practice is not this claim's visit
+NAMESAKE_SHARE = 0.5
+
+
+def _other_clinician(rendering: str, rng: random.Random, namesake: bool = False) -> str:
+    """Another clinician with the rendering clinician's credential: of another surname, or
+    (``namesake``) of the same surname under a first name of another initial, so that every
+    print form other than "Dr. <surname>" shows another person.
     Round 8: drawn from the credential distribution on its own, the other practice's
     clinician printed the rendering clinician's credential in about a quarter of the
     entries and this group's in all of them, so how often a credential word ("MD", "Dr.")
@@ -1101,7 +1114,11 @@ def _other_clinician(rendering: str, rng: random.Random) -> str:
     (boosted trees over word counts and numbers, fitted on train, read 0.577 of 402 fresh
     office visits against 0.50)."""
     name, cred = rendering.rsplit(", ", 1)
-    last = name.split(" ", 1)[1]
+    first, last = name.split(" ", 1)
+    if namesake:
+        while (other := person(rng).split(" ", 1)[0])[0] == first[0]:
+            pass
+        return f"{other} {last}, {cred}"
     while (other := person(rng)).split(" ", 1)[1] == last:
         pass
     return f"{other}, {cred}"

@@ -14,8 +14,9 @@ one of which ended before the other began (read from the notes' clock times and 
 any of their print forms); for two procedures, different anatomic
 words in the two notes (it misses a second lesion at the same named site, takes one lesion
 described in two wordings for two, and misses a nerve block on the same hand); for an office
-visit with a service, the other problem's entry dated the date of service (it misses another
-practice's same-day plan that today's note only records). So it is good, not perfect.
+visit with a service, the other problem's entry dated the date of service and made at an
+office on the billing group's list (read in its short form: a tail of the name as
+initials). So it is good, not perfect.
 
 Hooks for ``clarus audit``: ``hide`` (artifact types whose data it must treat as unseen; it
 still fetches them), ``decide(view)`` (replaces its decision), ``respond`` (unused: this task
@@ -103,6 +104,18 @@ def _anatomy(text: str) -> frozenset[str]:
     return frozenset(w for w in words if w in ANATOMY)
 
 
+# the other problem's entry: its date, the assessor and the office it was made at
+STAMP = re.compile(r"\b(\d\d)/(\d\d)/(\d{4}) by .+?, ([^,;]+);")
+
+
+def _short_forms(office: str) -> set[str]:
+    """An office's name and its short forms: any tail of its words written as initials
+    ("Cedar Grove Family Medicine" -> "Cedar Grove FM", "Cedar Grove Walk-In UC")."""
+    words = office.split()
+    return {office} | {" ".join([*words[:k], "".join(w[0] for w in words[k:])])
+                       for k in range(1, len(words))}
+
+
 def documented_distinct(provider: dict[str, Any]) -> bool | None:
     """Whether the provider's notes document two distinct services (None: cannot tell)."""
     notes: dict[str, str] = {}
@@ -121,12 +134,15 @@ def documented_distinct(provider: dict[str, Any]) -> bool | None:
         (s1, e1), (s2, e2) = ia[0], ib[0]
         return e1 <= s2 or e2 <= s1
     em = [c for c in codes if c.startswith("992")]
-    if em:  # a separate problem managed today: its entry is dated the date of service (a
-        # rule of thumb: it takes another practice's same-day plan, only recorded in today's
-        # note, for one this visit managed)
-        dates = re.findall(r"\b(\d\d)/(\d\d)/(\d{4})\b", notes[em[0]])
+    if em:  # a separate problem managed today: its entry is dated the date of service and
+        # made at one of the billing group's listed offices (whoever's surname it carries)
+        stamp = STAMP.search(notes[em[0]])
+        if not stamp:
+            return None
+        m, d, y, where = stamp.groups()
+        offices = (provider.get("provider") or {}).get("offices") or []
         dos = str(provider.get("date_of_service", ""))
-        return any(f"{y}-{m}-{d}" == dos for m, d, y in dates)
+        return f"{y}-{m}-{d}" == dos and any(where in _short_forms(o) for o in offices)
     # where the service was done: the note's first sentence (what follows may remark on
     # the other side: a comparison exam, a history item, hand dominance)
     return _anatomy(notes[a].split(". ")[0]) != _anatomy(notes[b].split(". ")[0])
