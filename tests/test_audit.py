@@ -164,7 +164,11 @@ def reports(audits: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str,
 # adversarial_fabrication without dating the booking: a balance correction follows a late or
 # backdated GFE in ~88% of scenarios, a dispute a timely one in ~60% (the price of keeping the
 # constant no_action answer, the PPDR-eligible alternative and the resolution shares in bounds;
-# issue 8). Strict xfail: it flips to a failure the day a generator change closes it.
+# issue 8). Round 8 measured the floor: within each filing one (finding, party) answer is
+# accepted in at least half of the dispute-eligible bills, a quarter of balance corrections and a
+# third of no-action cases (alternatives experts accept), 0.343-0.367 over every allowed filing
+# mix (tests/test_task_adversarial_round8.py); the agent passes 0.264 test / 0.313 dev against a
+# bar of 0.166 / 0.183. Strict xfail: it flips to a failure the day a generator change closes it.
 PARTIAL_LEAKS = {"adversarial_fabrication"}
 
 
@@ -253,14 +257,15 @@ def _learned_breaks(both: dict[str, dict[str, Any]], agents: list[str]) -> list[
 # The boosted trees over the leaves an agent is shown (gb_numbers, gb_dates, gb_labels,
 # gb_records; red team round 3 found them +0.23 to +0.32 above the modal share where the
 # random forests found +0.10), and since round 7 the per-family router over them (router_gb,
-# the round-6 red team's). Measured at the final splits of issue 8's seventh round (deductive
-# 9188ef6, abductive 52d0639, adversarial c0377d8), test / dev:
-# - deductive_liability: gb_numbers finding 0.364 / 0.413 (bar 0.340), resolution 0.448 on
-#   test (0.420); gb_records finding 0.380 / 0.340, resolution 0.432 on test; router_gb =
-#   gb_records (no route gains on train); pass at most 0.120 (cap 0.250)
-# - abductive_conflict: router_gb pass 0.556 on test (cap 0.546; it routes on a categorical
-#   leaf); gb_numbers, gb_labels and gb_records hold since round 7 (0.580 / 0.556 / 0.552 at
-#   round 6)
+# the round-6 red team's). Measured at the final splits of issue 8's eighth round (deductive
+# 8fa7bb9, abductive b194b8d, adversarial c0377d8; the audit at 0baad33), test / dev:
+# - deductive_liability: gb_numbers finding 0.348 / 0.387 (bar 0.340), resolution 0.440 /
+#   0.427 (0.420); gb_records and router_gb (= gb_records, no route gains on train) finding
+#   0.388 / 0.393; pass at most 0.124 (cap 0.250)
+# - abductive_conflict: gb_records pass 0.564, gb_numbers and gb_labels 0.548 on test (cap
+#   0.546; dev holds); refitted on 2,000 fresh scenarios they read the indicator-1 cases at
+#   chance (0.508-0.533 against a constant answer's 0.537), and which learner crosses the bar
+#   changes with every regeneration
 # - adversarial_fabrication holds since round 6 (gb_records resolution 0.576 at round 5)
 # Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
 GB_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
@@ -279,8 +284,10 @@ def test_boosted_shortcuts_stay_near_the_modal_share(
 # abductive line notes at 0.54 of test and 0.87 of dev). Every task holds at the round-6
 # splits (test / dev: deductive finding 0.288 / 0.260; abductive pass 0.544 / 0.520 (caps
 # 0.546 / 0.543); adversarial party 0.464 / 0.433 after 143b986 moved the physician group out of the
-# encounter). A task listed here is a strict xfail.
-OVERLAP_LEAKS: set[str] = set()
+# encounter). Round 8: abductive_conflict passes 0.556 on test and 0.567 on dev (caps 0.546 /
+# 0.543; 0.528 on the indicator-1 cases of 2,000 fresh scenarios, a constant answer 0.537).
+# A task listed here is a strict xfail.
+OVERLAP_LEAKS: set[str] = {"abductive_conflict"}
 
 
 @pytest.mark.slow
@@ -293,11 +300,10 @@ def test_overlap_shortcut_stays_near_the_modal_share(
 
 # The word forest (rf_words: one-hot categorical leaves and the presence of every word of every
 # free text; red team round 4 read abductive's line notes at 0.612 test / 0.567 dev with five
-# hand-picked claim features and the two notes' words). At the round-7 splits abductive_conflict
-# passes 0.568 on test (cap 0.546; 0.544 at round 6 - the round-7 redraws of the notes moved it
-# over; dev holds); deductive (finding at most 0.327) and adversarial hold. A task listed here is
-# a strict xfail.
-WORDS_LEAKS: set[str] = {"abductive_conflict"}
+# hand-picked claim features and the two notes' words). Every task holds at the round-8 splits:
+# abductive_conflict 0.536 test / 0.527 dev (0.568 on test at round 7), deductive finding at
+# most 0.200, adversarial. A task listed here is a strict xfail.
+WORDS_LEAKS: set[str] = set()
 
 
 @pytest.mark.slow
@@ -311,16 +317,14 @@ def test_word_forest_stays_near_the_modal_share(
 # Round 6 (red team round 5). The per-record word counts (gb_wordcounts, and with the numeric
 # leaves gb_wordcounts_numbers; the red team's count of "Copay at check-in" captures read
 # duplicate_charge at AUC 0.96), and since round 7 the counts split by the year of their item
-# (gb_wordcounts_years; red team round 6 counted this year's captures). Measured at the round-7
+# (gb_wordcounts_years; red team round 6 counted this year's captures). Measured at the round-8
 # splits (see GB_LEAKS), test / dev:
-# - deductive_liability: gb_wordcounts_years finding 0.396 / 0.380 (bar 0.340), resolution
-#   0.488 on test (0.420); gb_wordcounts_numbers finding 0.384 / 0.413, resolution 0.492 / 0.453
-#   (finding 0.532 / 0.400, party 0.640 on test at round 6)
-# - abductive_conflict: gb_wordcounts_numbers and gb_wordcounts_years pass 0.552 on test (cap
-#   0.546); dev holds
+# - deductive_liability: gb_wordcounts_numbers finding 0.428 / 0.447 (bar 0.340), resolution
+#   0.476 / 0.500 (0.420); gb_wordcounts_years finding 0.428 / 0.413, resolution 0.508 / 0.440
+# - abductive_conflict holds since round 8 (0.520 / 0.528 on test; 0.552 at round 7)
 # - adversarial_fabrication holds
 # Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
-WORDCOUNT_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
+WORDCOUNT_LEAKS: set[str] = {"deductive_liability"}
 
 
 @pytest.mark.slow
@@ -333,10 +337,17 @@ def test_word_count_shortcuts_stay_near_the_modal_share(
 
 # The structural counts (gb_counts, round 8: list lengths and items per categorical value, also
 # on/before/after the view's anchor day; gb_counts_numbers with the numeric leaves; an
-# independent red team read deductive 0.567 / 0.588 from such counts). Added EMPTY by the
-# round-8 audit helper: the lead fills it from fresh audits. Strict xfail: it flips to a
-# failure the day a generator change closes it (issue 8).
-COUNT_LEAKS: set[str] = set()
+# independent red team read deductive 0.567 / 0.588 from such counts). Measured at the round-8
+# splits (see GB_LEAKS), test / dev:
+# - deductive_liability: gb_counts_numbers finding 0.516 / 0.540 (bar 0.340), resolution
+#   0.580 / 0.527 (0.420), party 0.628 on test (0.580); gb_counts finding 0.404 / 0.413; pass
+#   at most 0.244 (cap 0.250) - a visit-day check-in capture is forced in the two check-in
+#   errors and drawn at 0.5 elsewhere (red team round 8)
+# - abductive_conflict: gb_counts_numbers pass 0.552 on test (cap 0.546; 0.508 on fresh
+#   indicator-1 cases, a constant answer 0.537); dev holds
+# - adversarial_fabrication holds (finding 0.316 / 0.313)
+# Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
+COUNT_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
 
 
 @pytest.mark.slow
@@ -349,8 +360,9 @@ def test_structural_counts_stay_near_the_modal_share(
 
 # The digit runs of every free text by position with the categorical leaves (note_numbers; the
 # red team's numtok_gb read abductive therapy from the notes' clock minutes, 0.748 / 0.787).
-# Measured at the round-7 splits, test / dev:
-# - abductive_conflict: pass 0.560 on dev (cap 0.543); test holds (0.572 on test at round 6)
+# Measured at the round-8 splits, test / dev:
+# - abductive_conflict: pass 0.560 on test (cap 0.546; 0.533 on fresh indicator-1 cases, a
+#   constant answer 0.537); dev holds (0.560 on dev at round 7)
 # - deductive_liability and adversarial_fabrication hold.
 NOTE_NUMBER_LEAKS: set[str] = {"abductive_conflict"}
 
@@ -365,9 +377,9 @@ def test_note_numbers_stay_near_the_modal_share(
 
 # The pass maximiser (whole answers over the strongest leaf families, each filed with its train
 # pointer's amount, argmax P(answer) x P(pointer right); red team round 5 passed deductive
-# 0.344 / 0.320 against 0.25), held to the pass bar only. Every task holds at the round-7
-# splits, test / dev: deductive_liability 0.224 / 0.193 (cap 0.250), abductive_conflict 0.536 /
-# 0.527 (0.560 / 0.553 at round 6; cap 0.546 / 0.543), adversarial_fabrication 0.104 / 0.120.
+# 0.344 / 0.320 against 0.25), held to the pass bar only. Every task holds at the round-8
+# splits, test / dev: deductive_liability 0.204 / 0.213 (cap 0.250), abductive_conflict 0.544 /
+# 0.487 (0.560 / 0.553 at round 6; cap 0.546 / 0.543), adversarial_fabrication 0.104 / 0.120.
 # A task listed here is a strict xfail.
 PASSMAX_LEAKS: set[str] = set()
 
