@@ -578,22 +578,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # narrows the filing (refund vs correction) for a practice's error, never the finding
     pay_state = _weighted(rng, PAY_STATES)
     paid = pay_state == "full"
-    # whether the desk collects the copay at check-in (``CHECKIN_SHARE``) and whether the
-    # terminal runs that capture twice (``DESK_DOUBLE``) are drawn by one law in every branch,
-    # each on its own stream, before the branch's records (issue 8, round 8c: red team round
-    # 10 read a visit-day second capture in 92% of double charges against 12-16% elsewhere,
-    # the double charge's own swipe added to the refunded one)
-    checkin_draw = random.Random(f"{TASK}-checkin-{seed}").random() < CHECKIN_SHARE
-    dbl = random.Random(f"{TASK}-desk-double-{seed}")
-    double_draw = dbl.random() < DESK_DOUBLE
     duplicate_of = None
-    if kind == "duplicate_charge":
-        # the double charge is the terminal's second capture left unrefunded where the one
-        # law gave this visit's check-in a second capture; else a statement payment (in full
-        # or in part) the portal ran twice; only an unpaid statement with neither leaves the
-        # check-in copay's second capture to the error alone
-        duplicate_of = ("checkin_copay" if checkin_draw and double_draw
-                        else "statement_payment" if pay_state != "none"
+    if kind == "duplicate_charge":  # the paid statement, or the check-in copay, run twice
+        duplicate_of = ("statement_payment" if paid and rng.random() < 0.6
                         else "checkin_copay")
     # where the member stands against the out-of-pocket maximum, drawn alike in every branch
     # (an insurer ignoring the cap needs a binding cap, by definition): far from it, close to
@@ -781,7 +768,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # it, importance 0.25 and 0.12 - so the desk collects it half the time)
     checkin = visit_copay if (has_copay and visit_copay > 0 and (
         kind == "copay_not_credited" or duplicate_of == "checkin_copay"
-        or checkin_draw)) else 0
+        or rng.random() < CHECKIN_SHARE)) else 0
     # the check-in copays of this plan year and last (``COPAY_VISITS_2026``/``_2025``, their
     # own stream): this year's visits before the older one pay copays that the plan's
     # accumulators count (OOP maximum; the deductible where copays count toward it)
@@ -800,9 +787,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # number is one law in every branch (round 8b: on this visit's capture alone it added
     # 0.3 captures wherever the copay was collected at check-in, always so for a copay never
     # credited, 4.91 against 4.52 this year's captures over 3,000 fresh seeds)
-    # (round 8c: drawn above, with the check-in, by one law in every branch; a double charge
-    # of the check-in copay is this draw's second capture left unrefunded)
-    desk_double = has_copay and duplicate_of != "checkin_copay" and double_draw
+    dbl = random.Random(f"{TASK}-desk-double-{seed}")
+    desk_double = (has_copay and duplicate_of != "checkin_copay"
+                   and dbl.random() < DESK_DOUBLE)
     own_desk = (1 + bool(checkin) + (duplicate_of == "checkin_copay") + desk_double) \
         if has_copay else 0
     early_2026 = max(years.randrange(*COPAY_VISITS_2026) - own_desk, 0) if has_copay else 0
@@ -1089,7 +1076,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     if rng.random() >= PRIOR_NONE:
         _prior_draw(rng)
     due = stmt_balance + prior_bal
-    if duplicate_of == "statement_payment" and not (pay_state == "part" and due >= 200):
+    if duplicate_of == "statement_payment":
         paid, pay_state = True, "full"
     if stmt_balance <= 0:  # nothing to pay for this visit (a copay-only visit)
         paid, pay_state = False, "none"
@@ -1110,9 +1097,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     paid_amount = due if paid else paid_part
     correct_balance = prior_bal + pr_correct - checkin - paid_amount
     if kind == "duplicate_charge":
-        dup_amount = (checkin if duplicate_of == "checkin_copay"
-                      else due if paid else paid_part)
-        assert dup_amount > 0, (duplicate_of, pay_state)
+        dup_amount = checkin if duplicate_of == "checkin_copay" else due
         correct_balance -= dup_amount
         overcharge = dup_amount
     else:
@@ -1378,6 +1363,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     checkin_txn = None
     if checkin:
         checkin_txn = card_present(checkin, dos, "Copay at check-in")
+        if duplicate_of == "checkin_copay":  # the terminal ran the card a second time
+            base = dt.datetime.fromisoformat(checkin_txn["timestamp"][:-1])
+            a2 = txn("authorization", checkin, base + dt.timedelta(seconds=rng.randrange(8, 90)),
+                     "Copay at check-in", status="approved")
+            txn("capture", checkin, dt.datetime.fromisoformat(a2["timestamp"][:-1])
+                + dt.timedelta(seconds=rng.randrange(2, 20)), "Copay at check-in",
+                auth=a2["auth_code"])
     # issue 8, round 8 (red team round 7, the audit's gb_counts: the number of this visit's
     # check-in copay captures read duplicate_charge, two of them its alone): in every branch,
     # 30% of terminals ran a check-in copay twice and the practice refunded the second capture
@@ -1385,9 +1377,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # copay was collected at check-in, else the older visit's (round 8b) - so two captures on
     # a visit day say nothing and only a second capture without its refund is a double charge
     # (its own stream: no other record's draw moves)
-    # (round 8c: a double charge of the check-in copay is this same second run, by the same
-    # law, with no refund: the terminal ran the card twice and the practice never refunded it)
-    if desk_double or duplicate_of == "checkin_copay":
+    if desk_double:
         twice = checkin_txn if checkin_txn is not None else first
         base = dt.datetime.fromisoformat(twice["timestamp"][:-1])
         a_when = base + dt.timedelta(seconds=dbl.randrange(8, 90))
@@ -1396,8 +1386,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                                                seconds=dbl.randrange(3600)))
         auth2 = _chars(dbl, 6)
         cap_id = ""
-        runs = (("authorization", a_when), ("capture", c_when), ("refund", r_when))
-        for typ, when in runs[:2] if duplicate_of == "checkin_copay" else runs:
+        for typ, when in (("authorization", a_when), ("capture", c_when), ("refund", r_when)):
             t = {"transaction_id": f"TXN-{_chars(dbl, 10)}", "type": typ,
                  "amount": twice["amount"], "currency": "USD", "timestamp": _iso_z(when),
                  "card_brand": card[0], "last4": card[1],
@@ -1449,11 +1438,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                 when + dt.timedelta(seconds=rng.randrange(8, 90)),
                 f"Online statement payment {claim_id}")
     elif paid_part:
-        when = _ts(pay_date, rng)
-        stmt_txns.append(txn("sale", paid_part, when, f"Online statement payment {claim_id}"))
-        if duplicate_of == "statement_payment":  # the portal ran the part payment twice
-            txn("sale", paid_part, when + dt.timedelta(seconds=rng.randrange(8, 90)),
-                f"Online statement payment {claim_id}")
+        stmt_txns.append(txn("sale", paid_part, _ts(pay_date, rng),
+                             f"Online statement payment {claim_id}"))
     txns.sort(key=lambda t: (t["timestamp"], t["transaction_id"]))
     plog = {"patient_id": case_id, "merchant": practice, "processor": processor,
             "merchant_id": f"MID-{_digits(rng, 8)}", "transactions": txns,
