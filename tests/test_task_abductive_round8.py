@@ -36,6 +36,7 @@ from clarus_env.scenario import compile_scenario
 from clarus_env.tasks.abductive_conflict import catalog as cat
 from clarus_env.tasks.abductive_conflict import generator as gen
 from clarus_env.tasks.us_calendar import is_business_day
+from tests.test_task_abductive_round7 import _interval
 
 TASK = "abductive_conflict"
 
@@ -249,26 +250,6 @@ def test_every_assessor_has_the_rendering_clinicians_credential(
 
 
 # -- domain review round 8b (salt billrev8-h10-e924d5, 40 fresh scenarios) -----------------
-def _span(note: str) -> tuple[int, int]:
-    """A therapy line's (start, end) minute, from any of its three written forms."""
-    m = re.search(r"(\d\d):(\d\d)(?:–| to )(\d\d):(\d\d)", note)
-    if m:
-        h1, m1, h2, m2 = map(int, m.groups())
-        return h1 * 60 + m1, h2 * 60 + m2
-    m = re.search(r"(\d\d):(\d\d) for (\d+) min", note)
-    if m:
-        hh, mm, n = map(int, m.groups())
-        return hh * 60 + mm, hh * 60 + mm + n
-    m = re.search(r"(\d+) min starting (\d\d):(\d\d)", note)
-    if m:
-        n, hh, mm = map(int, m.groups())
-        return hh * 60 + mm, hh * 60 + mm + n
-    m = re.search(r"(\d+) min(?: ending|, finished) (\d\d):(\d\d)", note)
-    assert m, note
-    n, hh, mm = map(int, m.groups())
-    return hh * 60 + mm - n, hh * 60 + mm
-
-
 @pytest.mark.slow
 def test_an_evaluation_overlapping_a_timed_service_shares_a_real_block(
         fresh: list[dict[str, Any]]) -> None:
@@ -287,7 +268,7 @@ def test_an_evaluation_overlapping_a_timed_service_shares_a_real_block(
         notes = {n.split("(")[1].split(")")[0]: n for n in _provider(s)["notes"][:2]}
         ev = next(c for c in codes if c in cat.EVALUATIONS)
         timed = next(c for c in codes if c != ev)
-        (es, ee), (ts, te) = _span(notes[ev]), _span(notes[timed])
+        (es, ee), (ts, te) = _interval(notes[ev]), _interval(notes[timed])
         overlap = min(ee, te) - max(es, ts)
         assert gen.EVAL_TIMED_MIN <= te - ts <= 22, (s["seed"], ts, te)
         if v["distinct_documented"]:

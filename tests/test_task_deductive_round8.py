@@ -12,31 +12,21 @@ stopped being visible by matching the ledger's amounts against the EOB."""
 from __future__ import annotations
 
 import collections
-from functools import cache
 from typing import Any
 
 import pytest
 
-from clarus_env.reference import open_reference
 from clarus_env.scenario import compile_scenario
 from tests.test_task_deductive_liability import _branch_means_agree as _apart
+from tests.test_task_deductive_round7 import _records, _ref
 
 TASK = "deductive_liability"
 FRESH = range(950_000, 950_600)  # outside every split
 
 
-@cache
-def _ref() -> Any:
-    return open_reference()
-
-
 @pytest.fixture(scope="module")
 def fresh() -> list[dict[str, Any]]:
     return [compile_scenario(TASK, s, _ref()) for s in FRESH]
-
-
-def _records(sc: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {a["type"]: a["data"] for a in sc["artifacts"] if not a["distractor"]}
 
 
 def _cents(v: str) -> int:
