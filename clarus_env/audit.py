@@ -723,11 +723,13 @@ class LeafMatrix:
             for k, vs in values.items():
                 if not k.startswith(prefix):
                     continue
-                if prefix == "s:" and len(vs) < WORD_MIN_DOCS:
-                    # a structural count in too few views is no column anyway; ranked with
-                    # them, one-off ids repeated within one view (a card's last four digits on
-                    # thirty transactions: variance 0.75) took 329 of deductive's 400 places
-                    # from the low-variance counts (one EOB line more) the cap should keep
+                if prefix != "t:" and len(vs) < WORD_MIN_DOCS:
+                    # a count in too few views is no column anyway; ranked with them, one-off
+                    # ids repeated within one view (a card's last four digits on thirty
+                    # transactions: variance 0.75) took 329 of deductive's 400 structural
+                    # places from the low-variance counts (one EOB line more) the cap should
+                    # keep — and a rare word repeated in one note did the same to the word
+                    # counts, overall and by year (round 9)
                     continue
                 if prefix == "t:":  # a number's scale says nothing: the most printed first
                     spread.append((-float(len(vs)), k))

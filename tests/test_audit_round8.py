@@ -216,3 +216,21 @@ def test_count_cap_ranks_only_counts_seen_in_enough_views() -> None:
     columns = LeafMatrix(("structcounts",), leaves).columns
     assert "s:eob.lines[]#n" in columns and "s:eob.lines[].code=A" in columns
     assert not any("last4=" in c for c in columns)
+
+
+@pytest.mark.parametrize(("kind", "prefix"), [("wordcounts", "k:"), ("yearcounts", "y:")])
+def test_word_count_cap_ranks_only_words_seen_in_enough_views(kind: str, prefix: str) -> None:
+    from clarus_env.audit import LeafMatrix
+
+    # per view a one-off word repeated twenty times in a note (variance 400 / 500 = 0.8
+    # each, 500 of them) and a word printed once or twice (variance 0.25): the cap of 400
+    # columns must keep the common word's count, as the one-off words are never columns
+    rng = random.Random(905)
+    tags = ["".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(9)) for _ in range(500)]
+    leaves = [view_leaves({"records": {
+        "note": {"on": "2026-03-02", "text": " ".join([tag] * 20)},
+        "eob": {"on": "2026-03-02", "lines": [{"code": "denied"}] * rng.choice((1, 2))}}})
+        for tag in tags]
+    columns = LeafMatrix((kind,), leaves).columns
+    assert any(c.startswith(prefix) and c.endswith("denied") for c in columns), columns[:5]
+    assert not any(tag in c for c in columns for tag in tags[:50])
