@@ -455,6 +455,13 @@ HDHP_REDRAW = 0.9
 DESK_STYLE = 0.5
 CHECKIN_SHARE = 0.5  # copays collected at check-in (else billed on the statement), any branch
 DESK_LABEL = "Patient payment - front desk"
+# issue 8, round 9 (red team round 10: a visit-day capture whose transaction id no ledger line
+# cites read copay_not_credited): the share of practices, in every branch, whose system posts
+# the desk's card payments of a day as one deposit-batch line citing the batch, not the card
+# transactions - a missing credit is then found by amounts and dates
+BATCH_SHARE = 0.3
+# the share of claims whose item 29 (amount paid) carries the copay collected at check-in
+ITEM29_SHARE = 0.3
 STALE_LAG_MAX = 150
 # the deductible before the claim, where the member is far from the OOP maximum (every branch)
 DED_STATES: tuple[tuple[str, int], ...] = (("met", 2), ("partial", 6), ("not_met", 2))
@@ -465,8 +472,17 @@ PLAN_MIN = 5_000
 # the share of claims with a line entered twice and reversed (or voided and rebilled), and of
 # older visits at this visit's own code (the same fee), in every branch
 REPOST_SHARE = 0.4
-# the share of check-in copay captures the terminal ran twice, the second refunded (every branch)
-DESK_DOUBLE = 0.3
+# issue 8, round 9 (red team round 10: a double charge had a visit-day check-in capture in 96%
+# and two same-amount captures in 90% of scenarios, against 43-53% and 9-18% elsewhere; round
+# 8c drew the desk's second run by one law but then made a statement paid twice 60% of double
+# charges, and the count of settled online sales read the finding): every account's log holds
+# one payment run twice, drawn by ONE law in every branch (``TWICE_SHARE`` of accounts; on the
+# desk's card - this visit's check-in copay where it was collected, else the older claim's
+# payment - or, ``PORTAL_SHARE`` of them, on the portal's run of this statement's latest
+# online payment where the patient paid online). The practice refunded the second run in
+# every branch but the double charge, where that same second run is the error.
+TWICE_SHARE = 1.0
+PORTAL_SHARE = 0.5
 OLDER_SAME_VISIT = 0.4
 # the share of plan-of-record snapshots taken after this claim was processed (every branch)
 SNAPSHOT_AFTER = 0.75
@@ -578,10 +594,15 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # narrows the filing (refund vs correction) for a practice's error, never the finding
     pay_state = _weighted(rng, PAY_STATES)
     paid = pay_state == "full"
+    # whether the desk collects the copay at check-in, and which payment the terminal or the
+    # portal ran twice (``TWICE_SHARE``, ``PORTAL_SHARE``), are drawn on their own streams by
+    # one law in every branch (issue 8, round 9); the double charge is that second run left
+    # unrefunded, wherever the law put it (only a copay never credited needs the check-in)
+    checkin_draw = random.Random(f"{TASK}-checkin-{seed}").random() < CHECKIN_SHARE
+    dbl = random.Random(f"{TASK}-desk-double-{seed}")
+    run_twice = dbl.random() < TWICE_SHARE or kind == "duplicate_charge"
+    portal_pref = dbl.random() < PORTAL_SHARE
     duplicate_of = None
-    if kind == "duplicate_charge":  # the paid statement, or the check-in copay, run twice
-        duplicate_of = ("statement_payment" if paid and rng.random() < 0.6
-                        else "checkin_copay")
     # where the member stands against the out-of-pocket maximum, drawn alike in every branch
     # (an insurer ignoring the cap needs a binding cap, by definition): far from it, close to
     # it, or with less room left than this claim's cost sharing, where the cap binds. An
@@ -617,7 +638,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         if not any(em_levels(d, plan_copay(p)) for d in em_dx):
             return False
         has_copay = p["copay_primary_care"] > 0
-        if kind == "copay_not_credited" or duplicate_of == "checkin_copay":
+        if kind == "copay_not_credited" or (kind == "duplicate_charge" and pay_state == "none"):
             return has_copay
         if kind == "deductible_already_met":
             # issue 8, round 8: a deductible applied next to an OOP total near the maximum
@@ -648,7 +669,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # does the claim need a procedure line (deductible / coinsurance on a non-copay line)?
     need_proc = (
         (kind in ("coinsurance_on_billed", "deductible_already_met") and has_copay)
-        or (duplicate_of is not None and has_copay)
+        or (kind == "duplicate_charge" and has_copay)
         or (kind == "oop_max_exceeded" and has_copay)
     )
     # a copay plan's visit always carries a procedure line (deductible and coinsurance then
@@ -766,9 +787,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # (issue 8, round 7: at 70% a ledger without this visit's desk payment line was a
     # copay never credited 3 times in 10 - the count of "collected"/"front desk" lines read
     # it, importance 0.25 and 0.12 - so the desk collects it half the time)
+    # (round 9: drawn above on its own stream, one law in every branch but the copay never
+    # credited, which needs it; the draw formerly made here is kept so that no later record's
+    # draw moves)
+    rng.random()
     checkin = visit_copay if (has_copay and visit_copay > 0 and (
-        kind == "copay_not_credited" or duplicate_of == "checkin_copay"
-        or rng.random() < CHECKIN_SHARE)) else 0
+        kind == "copay_not_credited" or checkin_draw
+        or (kind == "duplicate_charge" and pay_state == "none"))) else 0
     # the check-in copays of this plan year and last (``COPAY_VISITS_2026``/``_2025``, their
     # own stream): this year's visits before the older one pay copays that the plan's
     # accumulators count (OOP maximum; the deductible where copays count toward it)
@@ -787,11 +812,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # number is one law in every branch (round 8b: on this visit's capture alone it added
     # 0.3 captures wherever the copay was collected at check-in, always so for a copay never
     # credited, 4.91 against 4.52 this year's captures over 3,000 fresh seeds)
-    dbl = random.Random(f"{TASK}-desk-double-{seed}")
-    desk_double = (has_copay and duplicate_of != "checkin_copay"
-                   and dbl.random() < DESK_DOUBLE)
-    own_desk = (1 + bool(checkin) + (duplicate_of == "checkin_copay") + desk_double) \
-        if has_copay else 0
+    # (round 9: a desk capture run twice - ``run_twice`` on the desk, drawn above - is counted
+    # the same way wherever the law put it; whether the portal or the desk ran it twice is
+    # settled once the statement's payment is known, below, but a desk run is counted here
+    # only where the portal cannot take it - an unpaid statement - or the law chose the desk)
+    desk_counted = has_copay and run_twice and not (
+        pay_state != "none" and (portal_pref or not checkin))
+    own_desk = (1 + bool(checkin) + desk_counted) if has_copay else 0
     early_2026 = max(years.randrange(*COPAY_VISITS_2026) - own_desk, 0) if has_copay else 0
     visits_2025 = years.randrange(*COPAY_VISITS_2025) if has_copay else 0
     early_copays = early_2026 * visit_copay
@@ -1076,12 +1103,15 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     if rng.random() >= PRIOR_NONE:
         _prior_draw(rng)
     due = stmt_balance + prior_bal
-    if duplicate_of == "statement_payment":
-        paid, pay_state = True, "full"
     if stmt_balance <= 0:  # nothing to pay for this visit (a copay-only visit)
         paid, pay_state = False, "none"
     if pay_state == "part" and due < 200:
-        pay_state = "none"
+        # (a double charge without a check-in copay is the statement's payment run twice:
+        # a statement too small to pay in part was paid in full)
+        if kind == "duplicate_charge" and not checkin:
+            paid, pay_state = True, "full"
+        else:
+            pay_state = "none"
     if paid:
         assert due > 0
     # a part payment: some of the statement, by card online, the rest still open. What is
@@ -1095,9 +1125,29 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # law, a tenth to nine tenths of the amount due in whole dollars only where none fits)
     paid_part = _part_draw(rng, due) if pay_state == "part" else 0
     paid_amount = due if paid else paid_part
+    # the payment run twice (round 9, one law in every branch): the portal's run of this
+    # statement's payment where the law chose the portal and the patient paid online, else
+    # the desk's run of this visit's check-in copay, else of the older claim's payment
+    portal_twice = run_twice and pay_state != "none" and (portal_pref or not checkin)
+    desk_twice = run_twice and not portal_twice
+    twice_of = ("statement_payment" if portal_twice else "checkin_copay" if desk_twice
+                and checkin else "older_payment" if desk_twice else None)
+    older_paid = older_cs["copay"] or older_cs["patient"]
+    # a statement paid in full in two parts, days apart (any branch, its own stream; round 9:
+    # drawn here, so that the portal's second run of the later part is known)
+    parts = random.Random(f"{TASK}-two-parts-{seed}")
+    split_part = (parts.randrange(due // 400, due * 3 // 500) * 100
+                  if paid and due >= 4000 and parts.random() < 0.3 else 0)
+    twice_amount = {"statement_payment": due - split_part if paid else paid_part,
+                    "checkin_copay": checkin,
+                    "older_payment": older_paid, None: 0}[twice_of]
+    if kind == "duplicate_charge":
+        duplicate_of = twice_of
+        assert twice_of != "older_payment", (seed, pay_state)
     correct_balance = prior_bal + pr_correct - checkin - paid_amount
     if kind == "duplicate_charge":
-        dup_amount = checkin if duplicate_of == "checkin_copay" else due
+        dup_amount = twice_amount
+        assert dup_amount > 0, (duplicate_of, pay_state)
         correct_balance -= dup_amount
         overcharge = dup_amount
     else:
@@ -1280,9 +1330,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         }
 
     # item 29 (amount paid) as the practice's system filled it: many leave it blank; it is
-    # drawn independently of what went wrong
+    # drawn independently of what went wrong (round 9: filled at ``ITEM29_SHARE``; a filled
+    # item 29 says the desk collected the copay, which a copay never credited always has, so
+    # at one half it was blank in 48% of those against 74% elsewhere)
     claim = claim_record(claim_id, lines, dx_codes, dos, submitted,
-                         checkin if rng.random() < 0.5 else 0)
+                         checkin if rng.random() < ITEM29_SHARE else 0)
     older_claim = claim_record(older_claim_id, [older_line], [older_dx], older_dos,
                                older_dos + dt.timedelta(days=2), older_cs["copay"])
 
@@ -1363,13 +1415,6 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     checkin_txn = None
     if checkin:
         checkin_txn = card_present(checkin, dos, "Copay at check-in")
-        if duplicate_of == "checkin_copay":  # the terminal ran the card a second time
-            base = dt.datetime.fromisoformat(checkin_txn["timestamp"][:-1])
-            a2 = txn("authorization", checkin, base + dt.timedelta(seconds=rng.randrange(8, 90)),
-                     "Copay at check-in", status="approved")
-            txn("capture", checkin, dt.datetime.fromisoformat(a2["timestamp"][:-1])
-                + dt.timedelta(seconds=rng.randrange(2, 20)), "Copay at check-in",
-                auth=a2["auth_code"])
     # issue 8, round 8 (red team round 7, the audit's gb_counts: the number of this visit's
     # check-in copay captures read duplicate_charge, two of them its alone): in every branch,
     # 30% of terminals ran a check-in copay twice and the practice refunded the second capture
@@ -1377,28 +1422,43 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # copay was collected at check-in, else the older visit's (round 8b) - so two captures on
     # a visit day say nothing and only a second capture without its refund is a double charge
     # (its own stream: no other record's draw moves)
-    if desk_double:
-        twice = checkin_txn if checkin_txn is not None else first
-        base = dt.datetime.fromisoformat(twice["timestamp"][:-1])
+    # (round 9: the payment run twice is drawn by one law in every branch - ``twice_of``,
+    # above: this visit's check-in copay, the older claim's payment, or this statement's
+    # online payment - and refunded in every branch but the double charge, where that same
+    # second run, left standing, is the error)
+    refund_twice = kind != "duplicate_charge"
+
+    def run_again(once: dict[str, Any]) -> None:
+        """The terminal's (an authorization and a capture on their own approval) or the
+        portal's (a second sale) second run of a payment, seconds later, and the practice's
+        refund of it a few business days on unless it is the double charge."""
+        base = dt.datetime.fromisoformat(once["timestamp"][:-1])
         a_when = base + dt.timedelta(seconds=dbl.randrange(8, 90))
         c_when = a_when + dt.timedelta(seconds=dbl.randrange(2, 20))
         r_when = _business(base + dt.timedelta(days=dbl.randrange(1, 4),
                                                seconds=dbl.randrange(3600)))
         auth2 = _chars(dbl, 6)
+        runs = ((("authorization", a_when), ("capture", c_when)) if once["type"] == "capture"
+                else (("sale", a_when),))
         cap_id = ""
-        for typ, when in (("authorization", a_when), ("capture", c_when), ("refund", r_when)):
+        for typ, when in runs + ((("refund", r_when),) if refund_twice else ()):
             t = {"transaction_id": f"TXN-{_chars(dbl, 10)}", "type": typ,
-                 "amount": twice["amount"], "currency": "USD", "timestamp": _iso_z(when),
+                 "amount": once["amount"], "currency": "USD", "timestamp": _iso_z(when),
                  "card_brand": card[0], "last4": card[1],
                  "auth_code": _chars(dbl, 6) if typ == "refund" else auth2,
                  "status": "approved" if typ == "authorization" else "settled",
                  "merchant_reference": account,
                  "description": ("Refund of duplicate transaction" if typ == "refund"
-                                 else "Copay at check-in")}
+                                 else once["description"])}
             if typ == "refund":
                 t["original_transaction_id"] = cap_id
             cap_id = t["transaction_id"]
             txns.append(t)
+
+    if twice_of == "checkin_copay":
+        run_again(checkin_txn)
+    elif twice_of == "older_payment":
+        run_again(first)
     # a self-pay item bought at the same check-in (any branch): a second card capture that
     # day and a charge with its payment on the ledger, outside the claim
     # (and, independently, at the older visit's check-in)
@@ -1420,11 +1480,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             txn("void", due, when - dt.timedelta(minutes=1),
                 "Void of duplicate submission", status="approved",
                 original=v["transaction_id"])
-        if duplicate_of is None and due >= 4000 and rng.random() < 0.3:
+        if split_part:
             # paid in two parts, days apart: two payments of different amounts, not an error
             # (whole dollars, at its own time of day: domain review round 8b, F4 found the
             # two parts at the same second days apart)
-            part = rng.randrange(due // 400, due * 3 // 500) * 100
+            part = split_part
             first_day = (when - dt.timedelta(days=rng.randrange(2, 7))).date()
             stmt_txns.append(txn("sale", part, _ts(first_day, rng),
                                  f"Online statement payment {claim_id}"))
@@ -1433,13 +1493,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         else:
             stmt_txns.append(txn("sale", due, when,
                                  f"Online statement payment {claim_id}"))
-        if duplicate_of == "statement_payment":
-            txn("sale", due,
-                when + dt.timedelta(seconds=rng.randrange(8, 90)),
-                f"Online statement payment {claim_id}")
     elif paid_part:
         stmt_txns.append(txn("sale", paid_part, _ts(pay_date, rng),
                              f"Online statement payment {claim_id}"))
+    if portal_twice:  # the portal ran this statement's (latest) online payment twice
+        assert _c(stmt_txns[-1]["amount"]) == twice_amount
+        run_again(stmt_txns[-1])
     txns.sort(key=lambda t: (t["timestamp"], t["transaction_id"]))
     plog = {"patient_id": case_id, "merchant": practice, "processor": processor,
             "merchant_id": f"MID-{_digits(rng, 8)}", "transactions": txns,
@@ -1467,7 +1526,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             # charge), so only the row's amount against the EOB's billed charge shows it
             post(date, "charge", f"{ln['hcpcs']} {_desc(ref, ln['hcpcs'])}",
                  ln["billed"] * (2 if dup is ln else 1), f"{cid} line {ln['line']}")
-        if copay_txn is not None and date in desk_items:
+        if copay_txn is not None and batch_style:
+            batched.setdefault(date, []).append(copay_txn)  # the day's deposit batch, below
+        elif copay_txn is not None and date in desk_items:
             folded[date] = copay_txn  # posted with the item bought at that check-in, below
         elif copay_txn is not None:
             post(date, "patient_payment", DESK_LABEL if desk_style else
@@ -1516,6 +1577,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     desk_items = {day for day, _, _, _ in retail
                   if desk_style and (day >= dos or older_on_ledger)}
     folded: dict[dt.date, dict[str, Any]] = {}
+    # the practice posts the desk's card payments as end-of-day deposit batches (round 9,
+    # ``BATCH_SHARE``, its own stream): one line per day for this patient's desk payments,
+    # citing the batch number (the day's batches are numbered in order)
+    batches = random.Random(f"{TASK}-deposit-batch-{seed}")
+    batch_style = batches.random() < BATCH_SHARE
+    batched: dict[dt.date, list[dict[str, Any]]] = {}
     if prior_bal:  # the export opens with the balance brought forward from before it
         start = older_dos if older_on_ledger else dos
         # an export of recent activity opens after every payment it leaves out: a payment
@@ -1554,7 +1621,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             continue
         post(day, "charge", f"{item} (self-pay, not billed to insurance)", _c(rtx["amount"]),
              rref)
-        if desk_style:
+        if batch_style:
+            batched.setdefault(day, []).append(rtx)
+        elif desk_style:
             with_copay = [folded[day]] if day in folded else []
             post(day, "patient_payment", DESK_LABEL,
                  sum(_c(t["amount"]) for t in [*with_copay, rtx]),
@@ -1562,6 +1631,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         else:
             post(day, "patient_payment", f"{item} paid at check-in", _c(rtx["amount"]),
                  rtx["transaction_id"])
+    batch_no = batches.randrange(1_000, 8_000)
+    for day in sorted(batched):
+        batch_no += batches.randrange(3, 40)  # the practice's batches of the days between
+        post(day, "patient_payment", f"Front desk deposit batch B-{batch_no}",
+             sum(_c(t["amount"]) for t in batched[day]), f"B-{batch_no}")
     for t in stmt_txns:
         post(dt.date.fromisoformat(t["timestamp"][:10]), "patient_payment",
              "Patient payment - online portal", _c(t["amount"]), t["transaction_id"])
@@ -1794,7 +1868,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "prior_oop_met": prior_oop, "stale_deductible_remaining": stale_remaining,
         "duplicate_posted_line": dup_line["line"] if dup_line is not None else None,
         "duplicate_written_down": dup_adjusted,
-        "old_refunded_duplicate": old_noise, "oop_binds": oop_bind, "near_cap": near_cap,
+        "old_refunded_duplicate": old_noise, "run_twice": twice_of, "oop_binds": oop_bind,
+        "near_cap": near_cap,
         "close_to_cap": close,
         "retail_item": any(day == dos for day, *_ in retail),
         "reposted_reversed": reposted is not None, "rebilled": rebilled,

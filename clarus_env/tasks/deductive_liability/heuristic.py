@@ -291,6 +291,20 @@ class HeuristicAgent:
             uncredited = [t for t in self._payments(log or {})
                           if str(t.get("timestamp", ""))[:10] == dos
                           and t.get("transaction_id") not in posted]
+            # a practice that posts the desk's card payments as a day's deposit batch cites
+            # the batch, not the transactions: the visit day's batch lines credit uncited
+            # payments up to their total, by amount (what they cannot cover was never posted)
+            batch_left = sum(_cents(e.get("amount", "0")) for e in ledger.get("entries", [])
+                             if e.get("type") == "patient_payment"
+                             and str(e.get("date", "")) == dos
+                             and "deposit batch" in str(e.get("description", "")).lower())
+            still = []
+            for t in uncredited:
+                if _cents(t["amount"]) <= batch_left:
+                    batch_left -= _cents(t["amount"])
+                else:
+                    still.append(t)
+            uncredited = still
             # a line posted twice: its unreversed charges total more than the EOB's billed
             # charge for it (two rows of one amount, or one row keyed at two units)
             billed = {f"{claim} line {ln.get('line')}": _cents(ln.get("billed", "0"))
