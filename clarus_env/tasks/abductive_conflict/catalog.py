@@ -261,6 +261,15 @@ class Service:
 
 
 _SKIN = tuple((s, "", "") for s, _ in SKIN_SITES)
+# a skin abscess coded at the site and side its note names (ICD-10-CM L02.2-/L02.4-: the
+# back L02.212; the upper limb, shoulder region included, L02.413 right / L02.414 left; the
+# lower limb, thigh included, L02.415 right / L02.416 left), never L02.91 (unspecified)
+# when the note names both (domain review round 9: 7002, 7040)
+ABSCESS_DX = {"upper back": "L02.212", "mid back": "L02.212", "left shoulder": "L02.414",
+              "right upper arm": "L02.413", "left forearm": "L02.414",
+              "right forearm": "L02.413", "right thigh": "L02.415",
+              "left lower leg": "L02.416", "right lower leg": "L02.415"}
+ABSCESS_SITES = tuple((s, "", ABSCESS_DX[s]) for s, _ in SKIN_SITES)
 SERVICES: dict[str, Service] = {
     "20610": Service("knee injection", "corticosteroid injection of the {site} joint", "",
                      "worsening osteoarthritis pain of the {site} despite oral analgesics",
@@ -290,7 +299,7 @@ SERVICES: dict[str, Service] = {
     "17000": Service("precancer treatment", "cryodestruction of an actinic keratosis on the "
                      "{site}", "L57.0", "a rough scaly spot on the {site}", _SKIN, CRYO_CARE),
     "10060": Service("abscess drainage", "incision and drainage of an abscess on the {site}",
-                     "L02.91", "a painful swollen boil on the {site}", _SKIN,
+                     "", "a painful swollen boil on the {site}", ABSCESS_SITES,
                      ("packing and dressing care explained; wound recheck in 2 days",
                       "warm compresses and acetaminophen as needed after the {lay}; wound "
                       "recheck in 2 days")),
@@ -476,6 +485,6 @@ ALL_DX = tuple(sorted({*(d for p in PROCS.values() for d in p.dx),
                        *(s[2] for group in (MAJOR_JOINTS, MID_JOINTS, SMALL_JOINTS,
                                             TENDON_SHEATHS, TENDON_ORIGINS, CARPAL, EARS, TOES,
                                             NERVE_SITES, SMALL_JOINTS_MORE,
-                                            TOES_MORE) for s in group),
+                                            TOES_MORE, ABSCESS_SITES) for s in group),
                        *(s.dx for s in SERVICES.values() if s.dx),
                        *(p.dx for p in PROBLEMS), *(h[0] for h in HISTORY), *THERAPY_DX}))

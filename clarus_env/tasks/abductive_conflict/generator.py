@@ -137,22 +137,32 @@ PLAN_MONEY = ("deductible", "copay_primary_care", "copay_specialist", "copay_urg
 PRICED_GLOBALS = ("000", "010", "XXX")  # no add-on (ZZZ) or major-surgery global codes
 SPLIT_NAMES = ("train", "dev", "test")
 
+# (the paid line is "processed", not "paid for": its plan payment may be $0.00, all of it
+# applied to the deductible; domain review round 9, 21 of 160 complaints)
 COMPLAINTS = (
-    "My insurance statement for claim {claim} says the {denied} from my {dos} visit was "
-    "'bundled' and they paid nothing for it. {provider} says the insurance company got it "
+    "My insurance statement for claim {claim} says the {denied} from my {dos} visit {was} "
+    "'bundled' and they paid nothing for {it_obj}. {provider} says the insurance company got it "
     "wrong. I don't know who to believe or whether I'll end up owing ${billed}.",
     "I got an explanation of benefits for claim {claim} showing ${billed} denied for the "
-    "{denied} on {dos}. It says it was included in another service. Is that right? Am I "
+    "{denied} on {dos}. It says {it_was} included in another service. Is that right? Am I "
     "going to be billed for it?",
-    "Claim {claim}: my insurer paid for the {paid} but denied the {denied} from {dos} as "
+    "Claim {claim}: my insurer processed the {paid} but denied the {denied} from {dos} as "
     "bundled. The doctor's office told me to call the insurer and the insurer told me to "
     "call the doctor's office. Can someone sort this out?",
-    "The {denied} I had on {dos} was denied on claim {claim} with a code saying it is not "
-    "paid separately. {provider} says it was a separate service. I can't afford another "
+    "The {denied} I had on {dos} {was} denied on claim {claim} with a code saying {it} "
+    "not paid separately. {provider} says it was a separate service. I can't afford another "
     "${billed} bill.",
     "Why did {insurer} refuse to pay for part of my {dos} visit on claim {claim}? The "
     "statement shows ${billed} held for the {denied}. Do I owe this?",
 )
+
+
+def _plural(lay: str) -> bool:
+    """Whether a service's lay words name a plural thing ("stitches on my face", "trigger
+    point injections", "IV fluids", "therapeutic activities"), for the verb that agrees with
+    them (domain review round 9: "the stitches I had ... was denied")."""
+    head = lay.split(" on ")[0].split()[-1]
+    return head.endswith("s") and not head.endswith("ss")
 
 
 def _sha(text: str) -> bytes:
@@ -1051,17 +1061,29 @@ def _assessed_stamp(managed: bool, dos: dt.date, rendering: str, offices: list[s
         where = ((town[0] if town else rng.choice(offices[1:])) if rng.random() < ALIAS_SHARE
                  else offices[0])
     else:
-        by = _other_clinician(rendering, rng, rng.random() < NAMESAKE_SHARE)
+        namesake = rng.random() < NAMESAKE_SHARE
+        by = _other_clinician(rendering, rng, namesake)
+        form = _assessor_form(by, rng)
         taken = {_place_kind(o)[0] for o in offices}
-        if rng.random() < 1 - ALIAS_SHARE:  # another group in the billing name's town
+        # a namesake printed "Dr. <surname>" (no first name to tell them apart) only at an
+        # office in a town of none of the group's offices: in the billing town under another
+        # kind of practice ("Hampton FM" beside the group's "Hampton Primary Care") it read as
+        # the rendering clinician writing their own office loosely (domain review round 9,
+        # 7158/8560). Its town off the list still needs the list to read; the namesake share,
+        # and so the surname-and-date rule's chance reading, is unchanged
+        if (rng.random() < 1 - ALIAS_SHARE
+                and not (namesake and form.startswith("Dr. "))):
+            # another group in the billing name's town
             mine = {_place_kind(o)[1] for o in offices if _place_kind(o)[0] == home_place}
             where = f"{home_place} {rng.choice(_unlike(kinds, mine))}"
         else:
             where = f"{rng.choice([p for p in PLACES if p not in taken])} {rng.choice(kinds)}"
+    if kind != "other":
+        form = _assessor_form(by, rng)
     when = rng.choice(earlier) if kind == "earlier" else dos
     who = f" by {person(rng)}, {rng.choice(SCRIBES)}" if rng.random() < 1 / 3 else ""
     return (f"{rng.choice(ASSESSED).format(date=f'{when:%m/%d/%Y}')} by "
-            f"{_assessor_form(by, rng)}, {practice_short(where)}; "
+            f"{form}, {practice_short(where)}; "
             f"{rng.choice(ENTERED).format(by=who)}"), (when if kind == "earlier" else None)
 
 
@@ -2372,6 +2394,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     dos_text = f"{dos:%B} {dos.day}, {dos.year}"
     complaint = rng.choice(COMPLAINTS).format(
         claim=claim_id, denied=story["lay"][denied], paid=story["lay"][paid],
+        was="were" if _plural(story["lay"][denied]) else "was",
+        it="they are" if _plural(story["lay"][denied]) else "it is",
+        it_was="they were" if _plural(story["lay"][denied]) else "it was",
+        it_obj="them" if _plural(story["lay"][denied]) else "it",
         denied_code=denied, paid_code=paid, dos=dos_text, provider=practice,
         billed=dollars(billed_denied), insurer=insurer)
     indicator = ncci_ref["data"].get("modifier_indicator", "none")
