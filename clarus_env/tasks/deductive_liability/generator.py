@@ -817,7 +817,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # settled once the statement's payment is known, below, but a desk run is counted here
     # only where the portal cannot take it - an unpaid statement - or the law chose the desk)
     desk_counted = has_copay and run_twice and not (
-        pay_state != "none" and (portal_pref or not checkin))
+        pay_state != "none" and (portal_pref or not (checkin_draw and checkin)))
     own_desk = (1 + bool(checkin) + desk_counted) if has_copay else 0
     early_2026 = max(years.randrange(*COPAY_VISITS_2026) - own_desk, 0) if has_copay else 0
     visits_2025 = years.randrange(*COPAY_VISITS_2025) if has_copay else 0
@@ -1128,7 +1128,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # the payment run twice (round 9, one law in every branch): the portal's run of this
     # statement's payment where the law chose the portal and the patient paid online, else
     # the desk's run of this visit's check-in copay, else of the older claim's payment
-    portal_twice = run_twice and pay_state != "none" and (portal_pref or not checkin)
+    # (on the check-in's draw, not on a check-in a copay never credited needs: the portal's
+    # share is then one law in that branch too)
+    portal_twice = run_twice and pay_state != "none" and (
+        portal_pref or not (checkin_draw and checkin))
     desk_twice = run_twice and not portal_twice
     twice_of = ("statement_payment" if portal_twice else "checkin_copay" if desk_twice
                 and checkin else "older_payment" if desk_twice else None)
