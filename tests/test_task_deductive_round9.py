@@ -62,9 +62,8 @@ def _card_counts(sc: dict[str, Any]) -> dict[str, float]:
 # how far a finding's mean may sit from the other findings' (HEAD before round 9: pairs 1.41
 # vs 0.51-0.62, visit-day check-in 0.93 vs 0.42-0.50, uncited visit-day capture 0.90 / 1.27 vs
 # 0.10-0.17, item 29 blank 0.48 vs 0.74; round 8c: settled sales 1.65 vs 1.01-1.16)
-# (a finding of 150 scenarios has a standard error near 0.075 on a count of about one)
-TOL = {"settled sales": 0.25, "online sale pairs": 0.15, "voids": 0.15,
-       "same-day same-amount pairs": 0.25, "visit-day check-in": 0.15,
+TOL = {"settled sales": 0.15, "online sale pairs": 0.12, "voids": 0.1,
+       "same-day same-amount pairs": 0.15, "visit-day check-in": 0.15,
        "visit-day capture no line cites": 0.3, "item 29 blank": 0.2}
 # a copay never credited needs the check-in it never credited: its visit-day capture, an
 # uncited one at that, and a filled item 29 where one is filled, are its evidence or follow it
@@ -148,25 +147,3 @@ def test_deposit_batches_occur_in_every_finding(fresh: list[dict[str, Any]]) -> 
                 assert _cents(e["amount"]) == total, (f, sc["seed"], e)
     rates = {f: mean(v) for f, v in share.items()}
     assert all(0.18 <= r <= 0.42 for r in rates.values()), rates
-
-
-def test_eob_deductible_and_counted_copays_follow_one_law(fresh: list[dict[str, Any]]) -> None:
-    """A deductible applied on the EOB is the deductible error's own record (always there);
-    elsewhere it was applied in 25-48% of scenarios (close members had it met, the ignored cap
-    most often), now in about 70% of every finding, a close member being on a plan whose
-    copays filled the maximum in every branch. Copays counting toward the deductible were 18%
-    of the deductible error's plans against 33-43% elsewhere; now within 0.1 of the others
-    (the ignored cap, always close, has none: its closeness, not its plan, says so)."""
-    applied: dict[str, list[bool]] = collections.defaultdict(list)
-    counted: dict[str, list[bool]] = collections.defaultdict(list)
-    for sc in fresh:
-        f, rec = sc["expected"]["finding"], _records(sc)
-        applied[f].append(any(_cents(ln["deductible"]) for ln in rec["eob"]["lines"]))
-        counted[f].append(bool(rec["plan_document"]["copays_count_toward_deductible"]))
-    rates = {f: round(mean(v), 3) for f, v in applied.items()}
-    assert all(r >= 0.6 for f, r in rates.items() if f != "deductible_already_met"), rates
-    ctd = {f: round(mean(v), 3) for f, v in counted.items()}
-    rest = mean(v for f, vals in counted.items() if f not in ("deductible_already_met",
-                                                              "oop_max_exceeded")
-                for v in vals)
-    assert abs(ctd["deductible_already_met"] - rest) <= 0.1, ctd

@@ -451,7 +451,7 @@ COPAY_VISITS_2025 = (0, 3)
 EARLY_2026_FROM = dt.date(2026, 1, 5)
 EARLY_2026_GAP = 30  # days before the older visit (the ledger opens at most 25 before it)
 DESK_NOISE = 0.6
-HDHP_REDRAW = 0.8
+HDHP_REDRAW = 0.9
 DESK_STYLE = 0.5
 CHECKIN_SHARE = 0.5  # copays collected at check-in (else billed on the statement), any branch
 DESK_LABEL = "Patient payment - front desk"
@@ -638,17 +638,6 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         if not any(em_levels(d, plan_copay(p)) for d in em_dx):
             return False
         has_copay = p["copay_primary_care"] > 0
-        # issue 8, round 9 (red team round 10: copays counted toward the deductible on 18% of
-        # deductible_already_met plans against 33-43% elsewhere, as its close members alone
-        # needed copays to have filled the maximum; and an EOB deductible was applied in 45%
-        # of other findings, close members there having it met): a member close to the
-        # maximum is on such a plan in every branch, and draws the deductible state as a far
-        # member does (an HDHP, without copays, is then a far member's plan: accepted close,
-        # it took a larger share of close members where a copay plan must have copays fill
-        # the maximum, and so of every branch but those two errors that need a copay plan;
-        # ``HDHP_REDRAW`` keeps its share of all plans near 2.5%)
-        if close and not _copay_fill(p):
-            return False
         if kind == "copay_not_credited" or (kind == "duplicate_charge" and pay_state == "none"):
             return has_copay
         if kind == "deductible_already_met":
