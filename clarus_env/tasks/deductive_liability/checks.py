@@ -20,9 +20,10 @@ re-filings after feedback do not count): ``responsible_party`` — that diagnosi
 expected party *and* an accepted finding (``accepted_findings``: the finding, plus
 ``balance_billing`` where a provider statement took coinsurance on the billed charge, and
 ``duplicate_charge`` for a charge line posted twice);
-``resolution_type`` — the first filing's type is an accepted one (``accepted_resolutions``;
-``no_action`` where nothing is wrong, so a refund or correction filed on a correct bill
-fails); ``amount_exact`` — the first filing's amount equals ``amount_cents`` to the cent (the
+``resolution_type`` — the first filing's type is an accepted one (``accepted_resolutions``:
+``claim_reprocessing`` or ``appeal`` for an insurer's error; ``no_action`` where nothing is
+wrong, so a refund or correction filed on a correct bill fails); ``amount_exact`` — the first
+filing's amount equals ``amount_cents`` to the cent (the
 overcharge; where nothing is wrong, the patient's correct share of the visit), or the first
 filing's (type, amount) is one of ``amount_alternatives`` (a duplicate payment the practice's
 policy splits between the open balance and a refund: the part each filing covers).

@@ -1184,7 +1184,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         party = "provider"
         resolution = "balance_correction" if open_balance >= overcharge else "refund_request"
     accepted_resolutions = [resolution]
-    if kind == "duplicate_charge" and resolution == "balance_correction":
+    if side == "insurer":
+        # an EOB that took too much cost sharing paid less than the plan owes: a reduction of
+        # a benefit, so an adverse benefit determination the member may appeal (29 CFR
+        # 2560.503-1(m)(4); 45 CFR 147.136) as well as ask the insurer to reprocess — most
+        # billers call for reprocessing first, a written internal appeal is as right
+        accepted_resolutions = ["claim_reprocessing", "appeal"]
+    elif kind == "duplicate_charge" and resolution == "balance_correction":
         # a second capture of the same card payment is a processing error, not a voluntary
         # overpayment: the cardholder may insist on the money back on the card (card-network
         # duplicate-processing rules) whatever the practice's apply-first policy says, so a

@@ -32,7 +32,8 @@ TASK = BillingTask(
         "the responsible party ('none' when the bill is right) and the amount — the overcharge "
         "to the cent, or, when nothing is wrong, the patient's correct share of the visit; "
         "draft and submit the resolution (refund request, balance correction, claim "
-        "reprocessing, or no_action when the bill stands) for that amount; tell the patient, "
+        "reprocessing or an appeal of the insurer's determination, or no_action when the "
+        "bill stands) for that amount; tell the patient, "
         "audit and close the case."
     ),
 )
