@@ -481,7 +481,16 @@ REPOST_SHARE = 0.4
 # payment - or, ``PORTAL_SHARE`` of them, on the portal's run of this statement's latest
 # online payment where the patient paid online). The practice refunded the second run in
 # every branch but the double charge, where that same second run is the error.
-TWICE_SHARE = 1.0
+# (round 9b, domain review: at 1.0 every account held a refunded second run - no real card log
+# does - and a log without a refund row was a double charge's alone, 37/37 on 520 seeds; now
+# a fifth of accounts in every branch hold a refunded second run, the double charge's drawn by
+# the same law beside its unrefunded one, so the refund count is one law in every branch)
+TWICE_SHARE = 0.2
+# the day the practice's deposit batches are counted from (one batch a business day)
+BATCH_EPOCH = dt.date(2025, 1, 1)
+# an older double charge of the older claim's payment, refunded (any branch; round 9b: 0.3
+# with ``TWICE_SHARE`` put a refunded double run in 44% of accounts, against 10-20% believable)
+OLD_REFUNDED_SHARE = 0.15
 PORTAL_SHARE = 0.5
 OLDER_SAME_VISIT = 0.4
 # the share of plan-of-record snapshots taken after this claim was processed (every branch)
@@ -493,6 +502,9 @@ SNAPSHOT_AFTER = 0.75
 # sharing includes copayments; DOMAIN.md §2), so a member can reach the maximum with deductible
 # left where the maximum exceeds the deductible by no more than this (cents, $500 a month)
 COPAY_FILL_MAX = 600_000
+# the office-visit copays a claims count assumes at most, and a pharmacy copay's top (cents)
+OFFICE_COPAYS_MAX = 20
+RX_COPAY_MAX = 50_000
 
 
 def _copay_fill(p: dict[str, Any]) -> bool:
@@ -500,6 +512,20 @@ def _copay_fill(p: dict[str, Any]) -> bool:
     out-of-pocket maximum (so that, close to it, some deductible may still be left)?"""
     return (p["copay_primary_care"] > 0 and not p["copays_count_toward_deductible"]
             and p["deductible"] > 0 and p["oop_max"] - p["deductible"] <= COPAY_FILL_MAX)
+
+
+def _bind_room(rng: random.Random, share: int, lo: int) -> int:
+    """OOP room left where the cap binds, at least ``lo`` (above the claim's copays and
+    deductible, so the cap cuts coinsurance only) and below the share: the close law below 1,
+    drawn until it clears the floor, else uniform between the floor and the share (an ignored
+    cap and an applied one alike, so no clamp piles rooms on the floor)."""
+    for _ in range(60):
+        room = _room_draw(rng, share, below=True)
+        if lo <= room < share:
+            return room
+    # (where copays and deductible are nearly the whole share: uniform up to the share, not
+    # to 85% of it, which left the floor - $1.00 of coinsurance - whenever the floor passed it)
+    return rng.randrange(lo, max(lo + 1, share))
 
 
 def _remaining_draw(rng: random.Random, state: str, first_allowed: int) -> int:
@@ -600,7 +626,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # unrefunded, wherever the law put it (only a copay never credited needs the check-in)
     checkin_draw = random.Random(f"{TASK}-checkin-{seed}").random() < CHECKIN_SHARE
     dbl = random.Random(f"{TASK}-desk-double-{seed}")
-    run_twice = dbl.random() < TWICE_SHARE or kind == "duplicate_charge"
+    refund_run = dbl.random() < TWICE_SHARE  # a refunded second run, one law in every branch
+    run_twice = refund_run or kind == "duplicate_charge"
     portal_pref = dbl.random() < PORTAL_SHARE
     duplicate_of = None
     # where the member stands against the out-of-pocket maximum, drawn alike in every branch
@@ -818,6 +845,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # only where the portal cannot take it - an unpaid statement - or the law chose the desk)
     desk_counted = has_copay and run_twice and not (
         pay_state != "none" and (portal_pref or not (checkin_draw and checkin)))
+    # (round 9b: a double charge's refunded second run, where the law drew one beside the
+    # error, is on the desk - see ``refunded_of`` below - and counted alike)
+    desk_counted += has_copay and kind == "duplicate_charge" and refund_run
     own_desk = (1 + bool(checkin) + desk_counted) if has_copay else 0
     early_2026 = max(years.randrange(*COPAY_VISITS_2026) - own_desk, 0) if has_copay else 0
     visits_2025 = years.randrange(*COPAY_VISITS_2025) if has_copay else 0
@@ -920,20 +950,19 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     fixed = sum(cs["copay"] + cs["deductible"] for cs in uncapped)
     lo = max(checkin + 100, pr_unc * 15 // 100, fixed + 100)
     room = _room_draw(rng, pr_unc, below=kind == "oop_max_exceeded") if close else 0
-    if kind == "oop_max_exceeded":
-        for _ in range(60):  # the same law below 1, drawn until the room clears the copays
-            if lo <= room < pr_unc:
-                break
-            room = _room_draw(rng, pr_unc, below=True)
-        else:
-            room = rng.randrange(lo, max(lo + 1, pr_unc * 85 // 100))
+    if kind == "oop_max_exceeded" and not lo <= room < pr_unc:
+        room = _bind_room(rng, pr_unc, lo)
     if close:
         cap_state = "bind" if (room < pr_unc and lo < pr_unc - 1) else "near"
         if kind == "deductible_already_met":
             # a stale claims-system total believed the member further from the cap, so the
             # cap never came into it: the room is above the insurer's share
             cap_state = "near"
-        room = min(max(room, lo), pr_unc - 1) if cap_state == "bind" else room
+        if cap_state == "bind" and not lo <= room < pr_unc:
+            # (round 9b, domain review F2: clamping the room to ``lo`` left exactly $1.00 of
+            # coinsurance in 12 of 120 scenarios) the room is redrawn by the law an ignored
+            # cap's is, uniformly between the floor and the share where that law misses
+            room = _bind_room(rng, pr_unc, lo)
     oop_bind = cap_state == "bind" and side != "insurer" or kind == "oop_max_exceeded"
     near_cap = cap_state == "near"
     if oop_bind:
@@ -1007,9 +1036,15 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # is copays (no coinsurance before the deductible): the claims counted are at least that sum
     # over the plan's specialist copay (domain review round 8b, F2: $5,159.72 of copays in 4
     # claims, the largest copay $230)
+    # (round 9b, domain review F3: at one office copay a claim the count reached 100-241 by
+    # autumn) office-visit copays fill at most ``OFFICE_COPAYS_MAX`` claims, the rest being
+    # pharmacy copays of up to ``RX_COPAY_MAX`` a fill (copays count toward the maximum:
+    # 45 CFR 156.130(a), DOMAIN.md §2), so the count stays plausible
     copay_spend = prior_oop - prior_ded if (remaining > 0 and has_copay) else 0
+    office = min(copay_spend, OFFICE_COPAYS_MAX * plan["copay_specialist"])
     other_claims = max(rng.randrange(2, 10), early_2026 + 1,
-                       -(-copay_spend // max(1, plan["copay_specialist"])))
+                       -(-office // max(1, plan["copay_specialist"]))
+                       + -(-(copay_spend - office) // RX_COPAY_MAX))
 
     # what the provider's statement asks of the patient (itemized patient share)
     stmt_shares = [dict(cs) for cs in eob_shares]
@@ -1144,6 +1179,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     twice_amount = {"statement_payment": due - split_part if paid else paid_part,
                     "checkin_copay": checkin,
                     "older_payment": older_paid, None: 0}[twice_of]
+    # the second run the practice refunded: the law's in every branch but the double charge;
+    # there (round 9b) the law's refunded run, where drawn, is on another desk payment - this
+    # visit's check-in copay if the portal ran the statement twice, else the older claim's
+    refunded_of = twice_of if kind != "duplicate_charge" else (
+        None if not refund_run else "checkin_copay"
+        if twice_of == "statement_payment" and checkin else "older_payment")
     if kind == "duplicate_charge":
         duplicate_of = twice_of
         assert twice_of != "older_payment", (seed, pay_state)
@@ -1186,9 +1227,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     accepted_resolutions = [resolution]
     if side == "insurer":
         # an EOB that took too much cost sharing paid less than the plan owes: a reduction of
-        # a benefit, so an adverse benefit determination the member may appeal (29 CFR
-        # 2560.503-1(m)(4); 45 CFR 147.136) as well as ask the insurer to reprocess — most
-        # billers call for reprocessing first, a written internal appeal is as right
+        # a benefit, so an adverse benefit determination the member may appeal as well as ask
+        # the insurer to reprocess (these are individual-market plans: 45 CFR 147.136(b)(3),
+        # which incorporates 29 CFR 2560.503-1(m)(4)) — most billers call for reprocessing
+        # first, a written internal appeal is as right
         accepted_resolutions = ["claim_reprocessing", "appeal"]
     elif kind == "duplicate_charge" and resolution == "balance_correction":
         # a second capture of the same card payment is a processing error, not a voluntary
@@ -1412,15 +1454,23 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     else:
         first = txn("sale", older_cs["patient"], _ts(older_paid_date, rng),
                     f"Online statement payment {older_claim_id}")
-    old_noise = rng.random() < 0.3  # an old double charge that WAS refunded (not an error now)
+    # an old double charge that WAS refunded (not an error now)
+    old_noise = rng.random() < OLD_REFUNDED_SHARE
+    # a refund is issued at its own time of the practice's business hours (round 9b, domain
+    # review: 37 of 144 refunds carried the first run's time of day; its own stream)
+    r_clock = random.Random(f"{TASK}-refund-clock-{seed}")
+
+    def refund_at(base: dt.datetime, days: int) -> dt.datetime:
+        return _desk_ts(_weekday(base.date() + dt.timedelta(days=days)), loc["state"],
+                        r_clock)
+
     if old_noise:
         again = txn("sale", _c(first["amount"]),
                     dt.datetime.fromisoformat(first["timestamp"][:-1])
                     + dt.timedelta(seconds=rng.randrange(5, 60)), first["description"])
-        txn("refund", _c(first["amount"]), _business(
-            dt.datetime.fromisoformat(first["timestamp"][:-1])
-            + dt.timedelta(days=rng.randrange(1, 4))), "Refund of duplicate transaction",
-            original=again["transaction_id"])
+        txn("refund", _c(first["amount"]), refund_at(
+            dt.datetime.fromisoformat(first["timestamp"][:-1]), rng.randrange(1, 4)),
+            "Refund of duplicate transaction", original=again["transaction_id"])
     checkin_txn = None
     if checkin:
         checkin_txn = card_present(checkin, dos, "Copay at check-in")
@@ -1435,17 +1485,16 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # above: this visit's check-in copay, the older claim's payment, or this statement's
     # online payment - and refunded in every branch but the double charge, where that same
     # second run, left standing, is the error)
-    refund_twice = kind != "duplicate_charge"
-
-    def run_again(once: dict[str, Any]) -> None:
+    def run_again(once: dict[str, Any], refund_twice: bool) -> None:
         """The terminal's (an authorization and a capture on their own approval) or the
         portal's (a second sale) second run of a payment, seconds later, and the practice's
         refund of it a few business days on unless it is the double charge."""
         base = dt.datetime.fromisoformat(once["timestamp"][:-1])
         a_when = base + dt.timedelta(seconds=dbl.randrange(8, 90))
         c_when = a_when + dt.timedelta(seconds=dbl.randrange(2, 20))
-        r_when = _business(base + dt.timedelta(days=dbl.randrange(1, 4),
-                                               seconds=dbl.randrange(3600)))
+        r_days = dbl.randrange(1, 4)
+        dbl.randrange(3600)  # (the former time-of-day draw, kept so no later draw moves)
+        r_when = refund_at(base, r_days)
         auth2 = _chars(dbl, 6)
         runs = ((("authorization", a_when), ("capture", c_when)) if once["type"] == "capture"
                 else (("sale", a_when),))
@@ -1464,10 +1513,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             cap_id = t["transaction_id"]
             txns.append(t)
 
-    if twice_of == "checkin_copay":
-        run_again(checkin_txn)
-    elif twice_of == "older_payment":
-        run_again(first)
+    # (round 9b: the double charge's own run, unrefunded, and beside it the law's refunded
+    # run where drawn)
+    for of in dict.fromkeys((twice_of, refunded_of)):
+        if of == "checkin_copay":
+            run_again(checkin_txn, refund_twice=of == refunded_of)
+        elif of == "older_payment":
+            run_again(first, refund_twice=of == refunded_of)
     # a self-pay item bought at the same check-in (any branch): a second card capture that
     # day and a charge with its payment on the ledger, outside the claim
     # (and, independently, at the older visit's check-in)
@@ -1507,7 +1559,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                              f"Online statement payment {claim_id}"))
     if portal_twice:  # the portal ran this statement's (latest) online payment twice
         assert _c(stmt_txns[-1]["amount"]) == twice_amount
-        run_again(stmt_txns[-1])
+        run_again(stmt_txns[-1], refund_twice=twice_of == refunded_of)
     txns.sort(key=lambda t: (t["timestamp"], t["transaction_id"]))
     plog = {"patient_id": case_id, "merchant": practice, "processor": processor,
             "merchant_id": f"MID-{_digits(rng, 8)}", "transactions": txns,
@@ -1640,9 +1692,15 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         else:
             post(day, "patient_payment", f"{item} paid at check-in", _c(rtx["amount"]),
                  rtx["transaction_id"])
-    batch_no = batches.randrange(1_000, 8_000)
+    # one deposit batch a business day: the number is the batch of the year's first business
+    # day plus the business days since (round 9b, domain review: numbers advanced by 3-40 a
+    # batch, 4 in 38 business days - slower than one a day)
+    batch_base = batches.randrange(1_000, 8_000)
+    batches.randrange(3, 40)  # (the former step draw, kept so no later draw moves)
     for day in sorted(batched):
-        batch_no += batches.randrange(3, 40)  # the practice's batches of the days between
+        batch_no = batch_base + sum(
+            is_business_day(BATCH_EPOCH + dt.timedelta(days=i))
+            for i in range((day - BATCH_EPOCH).days))
         post(day, "patient_payment", f"Front desk deposit batch B-{batch_no}",
              sum(_c(t["amount"]) for t in batched[day]), f"B-{batch_no}")
     for t in stmt_txns:
@@ -1877,7 +1935,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "prior_oop_met": prior_oop, "stale_deductible_remaining": stale_remaining,
         "duplicate_posted_line": dup_line["line"] if dup_line is not None else None,
         "duplicate_written_down": dup_adjusted,
-        "old_refunded_duplicate": old_noise, "run_twice": twice_of, "oop_binds": oop_bind,
+        "old_refunded_duplicate": old_noise, "run_twice": twice_of,
+        "refunded_run": refunded_of, "oop_binds": oop_bind,
         "near_cap": near_cap,
         "close_to_cap": close,
         "retail_item": any(day == dos for day, *_ in retail),
