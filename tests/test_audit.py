@@ -220,8 +220,10 @@ def test_no_hand_written_shortcut_beats_the_modal_share(reports: dict[str, dict[
 # since issue 8's seventh round (test finding 0.284, resolution 0.372; it read the raw amounts
 # above the bar until the balance-billing statement itemized the remittance's shares and the
 # desk copay was collected at one rate), adversarial_fabrication since the fourth,
-# abductive_conflict since the third. A task listed here is a strict xfail.
-FOREST_LEAKS: set[str] = set()
+# abductive_conflict since the third. Round 9: abductive_conflict's rf_words passes 0.553 on dev
+# (cap 0.543; 0.540 on test) - chance: which learner crosses moves with every salt (README,
+# "Replicates under a private salt"). A task listed here is a strict xfail.
+FOREST_LEAKS: set[str] = {"abductive_conflict"}
 
 
 @pytest.mark.slow
@@ -257,15 +259,15 @@ def _learned_breaks(both: dict[str, dict[str, Any]], agents: list[str]) -> list[
 # The boosted trees over the leaves an agent is shown (gb_numbers, gb_dates, gb_labels,
 # gb_records; red team round 3 found them +0.23 to +0.32 above the modal share where the
 # random forests found +0.10), and since round 7 the per-family router over them (router_gb,
-# the round-6 red team's). Measured at the final splits of issue 8's eighth round (deductive
-# 8fa7bb9, abductive b194b8d, adversarial c0377d8; the audit at 0baad33), test / dev:
-# - deductive_liability: gb_numbers finding 0.348 / 0.387 (bar 0.340), resolution 0.440 /
-#   0.427 (0.420); gb_records and router_gb (= gb_records, no route gains on train) finding
-#   0.388 / 0.393; pass at most 0.124 (cap 0.250)
-# - abductive_conflict: gb_records pass 0.564, gb_numbers and gb_labels 0.548 on test (cap
-#   0.546; dev holds); refitted on 2,000 fresh scenarios they read the indicator-1 cases at
-#   chance (0.508-0.533 against a constant answer's 0.537), and which learner crosses the bar
-#   changes with every regeneration
+# the round-6 red team's). Measured at the final splits of issue 8's ninth round (deductive
+# a07be95, abductive ae31429, adversarial c0377d8; the audit at d656c52), test / dev (round 8:
+# deductive gb_numbers finding 0.348 / 0.387, gb_records 0.388 / 0.393):
+# - abductive_conflict: gb_numbers and gb_labels 0.548 on test (cap 0.546; dev holds; round 8
+#   gb_records 0.564, now 0.524); refitted on a replicate's train and scored on 1,645 fresh
+#   test-pool indicator-1 scenarios they read 0.488-0.504 (chance 0.50), and which learner
+#   crosses the bar changes with every regeneration and salt (round 9)
+# - deductive_liability (round 9): gb_numbers finding 0.360 on dev (bar 0.340; 0.312 on test);
+#   gb_records and router_gb hold (finding 0.324 / 0.327)
 # - adversarial_fabrication holds since round 6 (gb_records resolution 0.576 at round 5)
 # Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
 GB_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
@@ -286,8 +288,8 @@ def test_boosted_shortcuts_stay_near_the_modal_share(
 # 0.546 / 0.543); adversarial party 0.464 / 0.433 after 143b986 moved the physician group out of the
 # encounter). Round 8: abductive_conflict passes 0.556 on test and 0.567 on dev (caps 0.546 /
 # 0.543; 0.528 on the indicator-1 cases of 2,000 fresh scenarios, a constant answer 0.537).
-# A task listed here is a strict xfail.
-OVERLAP_LEAKS: set[str] = {"abductive_conflict"}
+# Round 9: every task holds (abductive 0.524 / 0.533). A task listed here is a strict xfail.
+OVERLAP_LEAKS: set[str] = set()
 
 
 @pytest.mark.slow
@@ -319,12 +321,14 @@ def test_word_forest_stays_near_the_modal_share(
 # duplicate_charge at AUC 0.96), and since round 7 the counts split by the year of their item
 # (gb_wordcounts_years; red team round 6 counted this year's captures). Measured at the round-8
 # splits (see GB_LEAKS), test / dev:
-# - deductive_liability: gb_wordcounts_numbers finding 0.428 / 0.447 (bar 0.340), resolution
-#   0.476 / 0.500 (0.420); gb_wordcounts_years finding 0.428 / 0.413, resolution 0.508 / 0.440
-# - abductive_conflict holds since round 8 (0.520 / 0.528 on test; 0.552 at round 7)
+# - deductive_liability (round 9): gb_wordcounts_numbers finding 0.392 / 0.413 (bar 0.340),
+#   resolution 0.472 / 0.433 (0.420); gb_wordcounts_years finding 0.356 / 0.427, resolution
+#   0.440 / 0.493
+# - abductive_conflict (round 9): gb_wordcounts_years pass 0.548 on test (cap 0.546; dev 0.480)
+#   - chance, as for GB_LEAKS (0.520 / 0.528 at round 8)
 # - adversarial_fabrication holds
 # Strict xfail: it flips to a failure the day a generator change closes it (issue 8).
-WORDCOUNT_LEAKS: set[str] = {"deductive_liability"}
+WORDCOUNT_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
 
 
 @pytest.mark.slow
@@ -339,10 +343,10 @@ def test_word_count_shortcuts_stay_near_the_modal_share(
 # on/before/after the view's anchor day; gb_counts_numbers with the numeric leaves; an
 # independent red team read deductive 0.567 / 0.588 from such counts). Measured at the round-8
 # splits (see GB_LEAKS), test / dev:
-# - deductive_liability: gb_counts_numbers finding 0.516 / 0.540 (bar 0.340), resolution
-#   0.580 / 0.527 (0.420), party 0.628 on test (0.580); gb_counts finding 0.404 / 0.413; pass
-#   at most 0.244 (cap 0.250) - a visit-day check-in capture is forced in the two check-in
-#   errors and drawn at 0.5 elsewhere (red team round 8)
+# - deductive_liability (round 9): gb_counts_numbers finding 0.496 / 0.580 (bar 0.340),
+#   resolution 0.516 / 0.573 (0.420), party 0.572 / 0.627 (0.580); gb_counts finding 0.392 /
+#   0.407; pass at most 0.224 (cap 0.250) - copay_not_credited's visit-day capture the ledger
+#   never cites is its evidence and a prior (red team round 9; round 8 0.516 / 0.540)
 # - abductive_conflict: gb_counts_numbers pass 0.552 on test (cap 0.546; 0.508 on fresh
 #   indicator-1 cases, a constant answer 0.537); dev holds
 # - adversarial_fabrication holds (finding 0.316 / 0.313)
@@ -361,8 +365,9 @@ def test_structural_counts_stay_near_the_modal_share(
 # The digit runs of every free text by position with the categorical leaves (note_numbers; the
 # red team's numtok_gb read abductive therapy from the notes' clock minutes, 0.748 / 0.787).
 # Measured at the round-8 splits, test / dev:
-# - abductive_conflict: pass 0.560 on test (cap 0.546; 0.533 on fresh indicator-1 cases, a
-#   constant answer 0.537); dev holds (0.560 on dev at round 7)
+# - abductive_conflict: pass 0.584 on test (cap 0.546; round 8 0.560); refitted on a
+#   replicate's train it reads 1,175 fresh test-pool indicator-1 cases at 0.515 (0.486-0.543);
+#   dev holds (0.507)
 # - deductive_liability and adversarial_fabrication hold.
 NOTE_NUMBER_LEAKS: set[str] = {"abductive_conflict"}
 
@@ -380,8 +385,10 @@ def test_note_numbers_stay_near_the_modal_share(
 # 0.344 / 0.320 against 0.25), held to the pass bar only. Every task holds at the round-8
 # splits, test / dev: deductive_liability 0.204 / 0.213 (cap 0.250), abductive_conflict 0.544 /
 # 0.487 (0.560 / 0.553 at round 6; cap 0.546 / 0.543), adversarial_fabrication 0.104 / 0.120.
+# Round 9: abductive_conflict 0.568 on test (dev 0.440; on 1,645 fresh test-pool indicator-1
+# scenarios, fitted on a replicate's train, 0.474); deductive_liability 0.188 / 0.193.
 # A task listed here is a strict xfail.
-PASSMAX_LEAKS: set[str] = set()
+PASSMAX_LEAKS: set[str] = {"abductive_conflict"}
 
 
 @pytest.mark.slow
