@@ -147,8 +147,19 @@ def _audit(args: argparse.Namespace) -> int:
                                    progress=not args.quiet):
             print(format_audit(report) + "\n")
             reports.append(report)
+    out: dict[str, object] = {"format": "clarus-audit", "split": args.split, "reports": reports}
+    if args.replicates:
+        from .audit_replicates import format_replicates, replicates
+
+        # the same audit (agents, limits) on fresh salted train/dev/test, after the committed
+        # splits' audit: a shortcut over its bar in every replicate is a cue, in some is luck
+        rep = replicates(tasks, args.split.split(","), args.replicates, args.salt_prefix,
+                         limit=args.limit, train_limit=args.train_limit, agents=agents,
+                         progress=not args.quiet)
+        print(format_replicates(rep) + "\n")
+        out["replicates"] = rep
     if args.out:
-        dump({"format": "clarus-audit", "split": args.split, "reports": reports}, args.out)
+        dump(out, args.out)
         print(f"audit written to {args.out}")
     if args.json:
         print(json.dumps(reports, indent=1, sort_keys=True))
@@ -316,6 +327,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     au.add_argument("--out", help="write the audit report to this JSON file")
     au.add_argument("--json", action="store_true", help="also print the report as JSON")
     au.add_argument("--quiet", action="store_true", help="no progress bar")
+    au.add_argument("--replicates", type=int, default=0, metavar="N",
+                    help="then the same audit on N fresh replicates (train/dev/test compiled "
+                    "under the salts PREFIX-0..N-1) and a summary: which shortcut crosses its "
+                    "bar in every replicate (a cue) or only in some (chance)")
+    au.add_argument("--salt-prefix", default="replicate", metavar="PREFIX",
+                    help="the replicates' salt prefix (under CLARUS_SCENARIO_SALT if set)")
     au.set_defaults(func=_audit)
     rg = sub.add_parser("regrade", help="replay stored trajectories and compare the grades")
     rg.add_argument("results", help="a results JSON written by `clarus eval --out`")
@@ -346,6 +363,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "trials", 1) < 1:
         parser.error("--trials must be at least 1")
+    if getattr(args, "replicates", 0) < 0:
+        parser.error("--replicates must be at least 0")
     try:
         return args.func(args)
     except (BundleError, KeyError, ValueError, OSError) as exc:
