@@ -220,10 +220,8 @@ def test_no_hand_written_shortcut_beats_the_modal_share(reports: dict[str, dict[
 # since issue 8's seventh round (test finding 0.284, resolution 0.372; it read the raw amounts
 # above the bar until the balance-billing statement itemized the remittance's shares and the
 # desk copay was collected at one rate), adversarial_fabrication since the fourth,
-# abductive_conflict since the third. Round 9: abductive_conflict's rf_words passes 0.553 on dev
-# (cap 0.543; 0.540 on test) - chance: which learner crosses moves with every salt (README,
-# "Replicates under a private salt"). A task listed here is a strict xfail.
-FOREST_LEAKS: set[str] = {"abductive_conflict"}
+# abductive_conflict since the third. A task listed here is a strict xfail.
+FOREST_LEAKS: set[str] = set()
 
 
 @pytest.mark.slow
@@ -304,8 +302,11 @@ def test_overlap_shortcut_stays_near_the_modal_share(
 # free text; red team round 4 read abductive's line notes at 0.612 test / 0.567 dev with five
 # hand-picked claim features and the two notes' words). Every task holds at the round-8 splits:
 # abductive_conflict 0.536 test / 0.527 dev (0.568 on test at round 7), deductive finding at
-# most 0.200, adversarial. A task listed here is a strict xfail.
-WORDS_LEAKS: set[str] = set()
+# most 0.200, adversarial. Round 9: abductive_conflict's rf_words passes 0.553 on dev (cap
+# 0.543; 0.540 on test) - chance: which learner crosses moves with every salt (README,
+# "Replicates under a private salt"; `clarus audit --replicates`). A task listed here is a
+# strict xfail.
+WORDS_LEAKS: set[str] = {"abductive_conflict"}
 
 
 @pytest.mark.slow
