@@ -26,9 +26,9 @@ from clarus_env.reference import open_reference
 from clarus_env.scenario import compile_scenario
 from clarus_env.tasks.abductive_conflict import catalog as cat
 from clarus_env.tasks.abductive_conflict import generator as gen
+from tests.test_task_abductive_round8c import STAMP, _provider
 
 TASK = "abductive_conflict"
-STAMP = re.compile(r"(\d\d)/(\d\d)/(\d{4}) by (.+?), ([^,;]+);")
 SEEDS = range(9_400_000, 9_406_000)
 
 
@@ -37,11 +37,6 @@ def scenarios() -> list[dict[str, Any]]:
     """6,000 scenarios outside every split (about 1,000 office visits)."""
     ref = open_reference()
     return [compile_scenario(TASK, seed, ref) for seed in SEEDS]
-
-
-def _provider(s: dict[str, Any]) -> dict[str, Any]:
-    return next(a for a in s["artifacts"]
-                if a["type"] == "provider_record" and not a["distractor"])["data"]
 
 
 def _claim(s: dict[str, Any]) -> dict[str, Any]:
