@@ -366,19 +366,26 @@ def train_views(train: TrainSet) -> list[dict[str, Any]]:
     what they are later shown on the audited split, lookups included — a record built from the
     scenario file would differ from the fetched one wherever a lookup returns a reference."""
     if train.views is None:
-        import copy
-
-        H = heuristic_class(train.task)  # noqa: N806 - a class
-        env = make(train.task, split="train")
-        views: list[dict[str, Any]] = []
-        for sc in train.scenarios:
-            seen: list[dict[str, Any]] = []
-            play(env, H(decide=lambda view, seen=seen: seen.append(copy.deepcopy(view))),
-                 sc["seed"])
-            views.append(seen[-1] if seen else {"complaint": "", "records": {}})
-        env.close()
-        train.views = views
+        train.views = play_views(train.task, "train", train.scenarios)
     return train.views
+
+
+def play_views(task: str, split: str, scenarios: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The view the heuristic's process shows at its decision, per scenario of ``split``: what
+    a learned shortcut is fitted on (train) and what it answers from (``clarus audit
+    --explain`` reads the audited split's through this too)."""
+    import copy
+
+    H = heuristic_class(task)  # noqa: N806 - a class
+    env = make(task, split=split)
+    views: list[dict[str, Any]] = []
+    for sc in scenarios:
+        seen: list[dict[str, Any]] = []
+        play(env, H(decide=lambda view, seen=seen: seen.append(copy.deepcopy(view))),
+             sc["seed"])
+        views.append(seen[-1] if seen else {"complaint": "", "records": {}})
+    env.close()
+    return views
 
 
 DATE_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2}))?")
@@ -966,7 +973,21 @@ def learned_rule(train: TrainSet, kinds: tuple[str, ...], model: str = "boosted"
         return router_rule(train, kinds)
     if (model, kinds) in train.fitted:
         return train.fitted[(model, kinds)]
+    parts = learned_parts(train, kinds, model)
+    if parts is None:
+        return None
     views, leaves = _train_leaves(train)
+    train.fitted[(model, kinds)] = _decoder(train, views, leaves, *parts)
+    return train.fitted[(model, kinds)]
+
+
+def learned_parts(train: TrainSet, kinds: tuple[str, ...], model: str = "boosted"
+                  ) -> tuple[LeafMatrix, Callable[[Any, list[str]], Any]] | None:
+    """A learned shortcut's columns (fixed on train) and the learner it fits per field (for
+    ``model`` "boosted", "boosted_full" or "forest"): what ``learned_rule`` fits, and what
+    ``clarus audit --explain`` refits to rank the columns. None where train shows no leaf of
+    these kinds."""
+    _, leaves = _train_leaves(train)
     matrix = LeafMatrix(kinds, leaves, onehot=model == "forest")
     if not matrix.columns or any(k in kinds and not any(c.startswith(p) for c in matrix.columns)
                                  for k, p in (("overlap", "o:"), ("words", "w:"),
@@ -977,46 +998,66 @@ def learned_rule(train: TrainSet, kinds: tuple[str, ...], model: str = "boosted"
     fit = forest if model == "forest" else functools.partial(
         boosted_trees_full if model == "boosted_full" else boosted_trees,
         categorical=matrix.categorical)
-    train.fitted[(model, kinds)] = _decoder(train, views, leaves, matrix, fit)
-    return train.fitted[(model, kinds)]
+    return matrix, fit
 
 
-def _decoder(train: TrainSet, views: list[dict[str, Any]], leaves: list[Leaves], matrix: Any,
-             fit: Callable[[Any, list[str]], Any]) -> Decide:
-    """A learned shortcut's answer: one model per outcome field (``fit``) over ``matrix``; the
-    finding is its model's most likely value, the rest the whole answer seen on train with that
-    finding that the other fields' models find most likely together (a field with one value on
-    train answers it). The amount comes from ``_pointer``."""
-    x = matrix.transform(leaves)
-    fields = [f for f, _ in train.labels[0]]
+@dataclass
+class FieldModels:
+    """A learned shortcut's models, one per outcome field (``fit_fields``), and how their
+    probabilities become one answer (``decode``)."""
+
+    fields: list[str]
+    models: dict[str, Any]
+    constant: dict[str, str]
+    answers: list[tuple[str, ...]]
+
+    def decode(self, logp: dict[str, dict[str, float]]) -> dict[str, str]:
+        """The finding is its model's most likely value; the rest is the whole answer seen on
+        train with that finding that the other fields' models find most likely together
+        (per-field argmaxes can pair a finding with another finding's filing; decoding the
+        finding jointly too would trade its own accuracy for consistency)."""
+        fields = self.fields
+        first = fields[0]
+        pick = (max(sorted(logp[first]), key=lambda v: logp[first][v]) if first in logp
+                else self.constant[first])
+        best = max((a for a in self.answers if a[0] == pick), key=lambda a: sum(
+            logp[f].get(v, -math.inf) if f in logp else 0.0
+            for f, v in zip(fields[1:], a[1:], strict=True)))
+        return dict(zip(fields, best, strict=True))
+
+
+def fit_fields(labels: list[tuple[tuple[str, str], ...]], x: Any,
+               fit: Callable[[Any, list[str]], Any]) -> FieldModels:
+    """One model per outcome field (``fit``) over ``x``, the rows of ``labels``; a field with
+    one value on train answers it, and a field the finding decides on train is left to the
+    decoding."""
+    fields = [f for f, _ in labels[0]]
     models: dict[str, Any] = {}
     constant: dict[str, str] = {}
-    answers = sorted({tuple(dict(lab)[f] for f in fields) for lab in train.labels})
+    answers = sorted({tuple(dict(lab)[f] for f in fields) for lab in labels})
     for i, f in enumerate(fields):
-        y = [dict(lab)[f] for lab in train.labels]
+        y = [dict(lab)[f] for lab in labels]
         if len(set(y)) < 2:
             constant[f] = y[0]
         elif i and len({a[0] for a in answers}) == len({(a[0], a[i]) for a in answers}):
             continue  # the finding decides this field on train: the decoding below sets it
         else:
             models[f] = fit(x, y)
+    return FieldModels(fields, models, constant, answers)
+
+
+def _decoder(train: TrainSet, views: list[dict[str, Any]], leaves: list[Leaves], matrix: Any,
+             fit: Callable[[Any, list[str]], Any]) -> Decide:
+    """A learned shortcut's answer: one model per outcome field (``fit_fields``) over
+    ``matrix``, decoded into one answer (``FieldModels.decode``). The amount comes from
+    ``_pointer``."""
+    fitted = fit_fields(train.labels, matrix.transform(leaves), fit)
     amount = _pointer(train, views, leaves)
-    # the finding is its model's most likely value; the rest is the whole answer seen on train
-    # with that finding that the other fields' models find most likely together (per-field
-    # argmaxes can pair a finding with another finding's filing; decoding the finding jointly
-    # too would trade its own accuracy for consistency)
 
     def decide(view: dict[str, Any]) -> dict[str, Any]:
         lv = view_leaves(view)
         row = matrix.transform([lv])
-        logp = {f: _log_proba(models[f], row) for f in models}
-        first = fields[0]
-        pick = (max(sorted(logp[first]), key=lambda v: logp[first][v]) if first in logp
-                else constant[first])
-        best = max((a for a in answers if a[0] == pick), key=lambda a: sum(
-            logp[f].get(v, -math.inf) if f in logp else 0.0
-            for f, v in zip(fields[1:], a[1:], strict=True)))
-        label = dict(zip(fields, best, strict=True))
+        label = fitted.decode({f: _log_proba(m, row) for f, m in fitted.models.items()})
         return {**label, "amount_cents": amount(label, view, lv)}
 
     return decide

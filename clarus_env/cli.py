@@ -132,9 +132,42 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _audit_explain(args: argparse.Namespace) -> int:
+    """``clarus audit --explain``: bad input is a one-line error and exit status 2."""
+    import json
+
+    from .audit_explain import ExplainError, explain, format_explain
+    from .evaluation import dump
+
+    try:
+        if args.replicates:
+            raise ExplainError("--explain runs on the committed splits: drop --replicates")
+        if args.agents:
+            raise ExplainError("--explain names its agents itself: drop --agents")
+        timings: dict[str, float] = {}
+        report = explain(args.task, args.split.split(","), args.explain.split(","),
+                         fields=args.explain_field.split(","), top=args.top,
+                         repeats=args.repeats, limit=args.limit, train_limit=args.train_limit,
+                         timings=timings)
+    except ExplainError as err:
+        print(f"clarus audit --explain: {err}", file=sys.stderr)
+        return 2
+    print(format_explain(report))
+    # to stderr: the seconds differ run to run, the report's bytes must not
+    print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()), file=sys.stderr)
+    if args.out:
+        dump(report, args.out)
+        print(f"explanation written to {args.out}")
+    if args.json:
+        print(json.dumps(report, indent=1, sort_keys=True))
+    return 0
+
+
 def _audit(args: argparse.Namespace) -> int:
     import json
 
+    if args.explain is not None:
+        return _audit_explain(args)
     from .audit import BILLING_TASKS, audit_splits, format_audit
     from .evaluation import dump
 
@@ -333,6 +366,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "bar in every replicate (a cue) or only in some (chance)")
     au.add_argument("--salt-prefix", default="replicate", metavar="PREFIX",
                     help="the replicates' salt prefix (under CLARUS_SCENARIO_SALT if set)")
+    au.add_argument("--explain", metavar="AGENT[,AGENT]",
+                    help="instead of the audit: refit these learned agents on train and rank "
+                    "their features by permutation importance on the split (the drop in a "
+                    "field's accuracy when a column, or a family of columns, is shuffled), "
+                    "with each feature's mean per expected value")
+    au.add_argument("--explain-field", default="finding", metavar="FIELD[,FIELD]",
+                    help="the outcome field(s) --explain measures (default: finding)")
+    au.add_argument("--top", type=int, default=15, help="--explain: features listed per run")
+    au.add_argument("--repeats", type=int, default=5,
+                    help="--explain: seeded shuffles per feature (mean and s.d.)")
     au.set_defaults(func=_audit)
     rg = sub.add_parser("regrade", help="replay stored trajectories and compare the grades")
     rg.add_argument("results", help="a results JSON written by `clarus eval --out`")
