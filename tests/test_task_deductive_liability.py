@@ -293,7 +293,9 @@ def test_duplicate_capture_credited_to_a_balance_may_also_be_refunded(
 def test_eob_accumulator_is_the_plan_of_record_plus_the_claim(dev: dict,
                                                                held_out: dict) -> None:
     """The insurer's EOB prints its OOP total as of processing: the plan of record before the
-    visit plus this claim's patient share, except where the insurer's stale total is the error
+    visit plus this claim's patient share, less a harmless lag (round 10b: a claim processed
+    elsewhere posting later, which leaves this claim's cost sharing as it is), except where the
+    insurer's stale total is the error
     (oop_max_exceeded: at or under the maximum although the plan of record's room was short of
     the share; deductible_already_met: the stale deductible total and the OOP total lag the
     plan of record by the same dollars, since deductible dollars count toward the OOP maximum).
@@ -330,7 +332,16 @@ def test_eob_accumulator_is_the_plan_of_record_plus_the_claim(dev: dict,
             assert c(a["deductible_met_ytd"]) <= deductible, sc["seed"]
             assert c(a["oop_met_ytd"]) <= oop_max, sc["seed"]
         if after:  # the claim as the insurer processed it, capped at the limits
-            assert c(snap["oop_met_ytd"]) == min(oop_max, before + share), sc["seed"]
+            # (round 10b) and a claim processed since, where the reading counts one more (OOP
+            # dollars outside the deductible, by the law of a claim processed elsewhere)
+            since = snap["claims_counted_ytd"] - snap["history"][-1]["claims_counted_ytd"] - 1
+            assert since in (0, 1), sc["seed"]
+            later = c(snap["oop_met_ytd"]) - min(oop_max, before + share)
+            if since:
+                assert 0 <= later <= 100 * G.STALE_LAG_MAX, sc["seed"]
+                assert later >= 100 or c(snap["oop_met_ytd"]) == oop_max, sc["seed"]
+            else:
+                assert later == 0, sc["seed"]
         if v["kind"] == "oop_max_exceeded":
             assert c(acc["oop_met_ytd"]) <= oop_max < before + share
         elif v["oop_binds"]:
@@ -347,9 +358,19 @@ def test_eob_accumulator_is_the_plan_of_record_plus_the_claim(dev: dict,
                 if after:
                     assert c(snap["deductible_met_ytd"]) == deductible
             else:
-                assert oop_lag == 0, sc["seed"]
+                # (round 10b) elsewhere the EOB's totals may lag the plan of record too (a
+                # claim processed elsewhere posts later), by the same law, and only where the
+                # lag leaves this claim's cost sharing as it is: OOP dollars outside the
+                # deductible (its printed deductible total then does not lag), or a deductible
+                # lag where the claim, lagged or not, does not reach the deductible
+                assert 0 <= oop_lag <= 100 * G.STALE_LAG_MAX, (sc["seed"], oop_lag)
+                eob_ded = c(acc["deductible_met_ytd"])
+                if eob_ded != min(deductible, before_ded + counted):
+                    assert oop_lag > 0 and eob_ded == before_ded - oop_lag + counted, sc["seed"]
+                    assert before_ded + counted <= deductible, sc["seed"]
                 if after:
-                    assert snap["deductible_met_ytd"] == acc["deductible_met_ytd"]
+                    assert c(snap["deductible_met_ytd"]) == min(deductible,
+                                                               before_ded + counted)
         n[v["kind"]] += 1
     assert n["oop_max_exceeded"] and len(n) >= 6
     assert all(d == {True, False} for d in dated.values()), dated

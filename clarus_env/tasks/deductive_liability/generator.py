@@ -54,7 +54,9 @@ No shortcut by construction (the red team's attacks, closed):
   ignored cap differs from an honoured one only by room against share. An insurer's stale
   totals (an ignored cap, a deductible applied twice) are themselves ordinary member states,
   drawn as the plan's are; the stale deductible total lags the plan by what a claim processed
-  elsewhere added (``STALE_LAG_MAX``), its OOP total by the same dollars. The statement is
+  elsewhere added (``STALE_LAG_MAX``), its OOP total by the same dollars; elsewhere the
+  EOB's totals lag by the same law wherever that leaves this claim's cost sharing as it is
+  (round 10b: a lag alone is no error). The statement is
   unpaid, paid in part or paid in full (``PAY_STATES``) in every branch; refund vs correction
   follows the open balance against the overcharge.
 * Count signatures: a self-pay item bought at check-in (a second capture and a charge with its
@@ -470,6 +472,9 @@ BATCH_SHARE = 0.3
 # the share of claims whose item 29 (amount paid) carries the copay collected at check-in
 ITEM29_SHARE = 0.3
 STALE_LAG_MAX = 150
+# the share of plan-of-record readings taken after processing that count a claim processed
+# since (round 10b), in every branch
+LATER_SHARE = 0.5
 # the deductible before the claim, where the member is far from the OOP maximum (every branch)
 DED_STATES: tuple[tuple[str, int], ...] = (("met", 2), ("partial", 6), ("not_met", 2))
 # the share of accounts with an open balance of at least PLAN_MIN (cents) moved to a payment
@@ -1034,6 +1039,35 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # misses both alike.
     pr_eob_total = sum(cs["patient"] for cs in eob_shares)
     stale_lag = 0 if stale_remaining is None else stale_remaining - remaining
+    # (issue 8, round 10b) a claims system's printed totals lag the plan of record in every
+    # branch, not only where the lag is the insurer's error: a claim processed elsewhere
+    # posts to the EOB's totals later (the plan of record's note says so). Where the insurer
+    # erred the lag is the error; elsewhere it is drawn by the same law (``STALE_LAG_MAX``,
+    # its own stream) wherever it provably leaves this claim's adjudication as it is: the
+    # cap does not bind (a lagged total only leaves more room), and either the dollars are
+    # cost sharing outside the deductible (coinsurance after the deductible was met, copays
+    # that do not count toward it) or the deductible left, lagged or not, is more than this
+    # claim takes of it. Only an expert's step - does the difference change this claim's
+    # cost sharing? - tells the two apart (red team rt12, cue 1: the plan ahead of the EOB
+    # occurred in the two insurer errors alone).
+    ded_lag = 0
+    lag_rng = random.Random(f"{TASK}-harmless-lag-{seed}")
+    lag_draw = round(100 * STALE_LAG_MAX ** lag_rng.random())
+    if stale_remaining is None and kind != "oop_max_exceeded" and not (oop_bind or eob_capped):
+        # OOP dollars other claims added that went to no deductible (coinsurance after it was
+        # met, copays and pharmacy copays outside it; an HDHP has none before it is met)
+        beyond = prior_oop - base_oop
+        if beyond >= 100:
+            stale_lag = min(lag_draw, beyond)
+        elif prior_ded - lag_draw >= older_ded_after:
+            # (a deductible lag: the older claim's EOB printed its total, so the lagged one
+            # never falls below it)
+            same = price_lines(lines, plan, visit_copay=visit_copay,
+                               ded_left=remaining + lag_draw, oop_left=oop_left + lag_draw)
+            same_unc = price_lines(lines, plan, visit_copay=visit_copay,
+                                   ded_left=remaining + lag_draw, oop_left=10 ** 12)
+            if same == correct and same_unc == uncapped:
+                stale_lag = ded_lag = lag_draw
     if kind == "oop_max_exceeded":
         # the insurer's stale total missed a claim processed elsewhere (as a stale deductible
         # total does), by enough that this claim seemed to fit under the maximum: after it,
@@ -1337,7 +1371,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                         "rarcs": []})
         return out
 
-    ded_after_eob = prior_ded if stale_remaining is None else deductible - stale_remaining
+    ded_after_eob = eob_ded_before = (prior_ded - ded_lag if stale_remaining is None
+                                      else deductible - stale_remaining)
     for cs in eob_shares:
         ded_after_eob += cs["deductible"] + (
             cs["copay"] if plan["copays_count_toward_deductible"] else 0)
@@ -1842,11 +1877,23 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     before_date = dos - dt.timedelta(days=1) + dt.timedelta(
         days=rng.randrange((processed - dos).days))
     if snap_after:
-        eob_before = prior_ded if stale_remaining is None else deductible - stale_remaining
-        snap_ded = min(deductible, prior_ded + (ded_after_eob - eob_before))
+        snap_ded = min(deductible, prior_ded + (ded_after_eob - eob_ded_before))
         snap_oop = min(oop_max, prior_oop + pr_eob)
         counted_claims += 1
         snap_date = processed + dt.timedelta(days=rng.randrange((today - processed).days + 1))
+        # (round 10b) a reading taken after processing counts the claims processed since as
+        # well (a pharmacy fill, another provider's coinsurance), in every branch, by the law
+        # of a claim processed elsewhere (``STALE_LAG_MAX``, its own stream), as cost sharing
+        # outside the deductible (coinsurance once it is met, pharmacy copays; an HDHP has
+        # none before it is met), so they add to the OOP total alone, up to the maximum: a
+        # plan of record at the maximum beside an EOB below it is then not the ignored cap's
+        # alone (red team rt12); only the reading before processing against the EOB's share
+        # shows the cap ignored
+        later = random.Random(f"{TASK}-later-claims-{seed}")
+        if later.random() < LATER_SHARE and (snap_ded == deductible or not hdhp) \
+                and snap_date > processed:
+            snap_oop = min(oop_max, snap_oop + round(100 * STALE_LAG_MAX ** later.random()))
+            counted_claims += 1
     else:
         snap_date = before_date
     assert snap_ded <= deductible and snap_oop <= oop_max, (snap_ded, snap_oop)
