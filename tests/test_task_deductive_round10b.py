@@ -120,3 +120,24 @@ def test_plan_at_the_maximum_beside_an_eob_below_it_is_not_the_ignored_caps_alon
             seen[sc["variant"]["kind"]] += 1
     others = sum(n for k, n in seen.items() if k != "oop_max_exceeded")
     assert others >= 15 and len([k for k in seen if k not in INSURER_LAGS]) >= 3, seen
+
+
+def test_no_room_sits_exactly_one_dollar_above_the_share(fresh: list[dict[str, Any]]) -> None:
+    """Round 10's domain review (R1): where a close member's cap does not bind, the room the
+    plan of record leaves before this claim is drawn by the near law above the EOB's share in
+    every finding. A room clamped to the larger share + $1.00 put the plan's room exactly $1.00
+    above the EOB's share in 11 of 48 deductible_already_met scenarios and in no other finding
+    (and "OOP met = maximum - $1.00" on the plan)."""
+    hits: collections.Counter[str] = collections.Counter()
+    n: collections.Counter[str] = collections.Counter()
+    for sc in fresh:
+        rec = _records(sc)
+        eob, acc = rec["eob"], rec["plan_document"]["member_accumulators"]
+        before = acc["history"][-1] if acc.get("history") else acc
+        room = _cents(eob["accumulators"]["out_of_pocket_max"]) - _cents(before["oop_met_ytd"])
+        finding = sc["expected"]["finding"]
+        n[finding] += 1
+        hits[finding] += room - _cents(eob["totals"]["patient_responsibility"]) == 100
+    rates = {f: hits[f] / n[f] for f in n}
+    assert min(n.values()) >= 100, n
+    assert max(rates.values()) <= 0.02, rates

@@ -1001,7 +1001,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     elif cap_state != "far":
         # close, but with more room than this claim's (or the insurer's) share - and never
         # more than what the older visit and the deductible already paid leave (a room drawn
-        # above it broke the accumulators' order; fresh seed 971233)
+        # above it broke the accumulators' order; fresh seed 971233). A room drawn under the
+        # larger share is redrawn by the near law above it, not clamped to it (round 10 domain
+        # review, R1: a stale deductible total forced "near" piled the room at exactly $1.00
+        # above the insurer's share, 11 of 48 deductible_already_met and no other finding)
+        if room < top + 100:
+            room = _room_draw(rng, top + 100, above=True)
         oop_left = max(top + 100, min(room, oop_max - base_oop))
     else:
         # far from the maximum: a member with the deductible met has paid coinsurance on
