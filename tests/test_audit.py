@@ -220,11 +220,10 @@ def test_no_hand_written_shortcut_beats_the_modal_share(reports: dict[str, dict[
 # since issue 8's seventh round (test finding 0.284, resolution 0.372; it read the raw amounts
 # above the bar until the balance-billing statement itemized the remittance's shares and the
 # desk copay was collected at one rate), adversarial_fabrication since the fourth,
-# abductive_conflict since the third. A task listed here is a strict xfail. Round 10b
-# (deductive splits 0a8179e): rf_records' test resolution 0.432 against 0.420 (dev 0.380; finding
-# 0.264 / 0.307 holds) — one field, 0.012 over, on the splits where the harmless accumulator lag
-# took the relation learner from 0.504 to 0.400.
-FOREST_LEAKS: set[str] = {"deductive_liability"}
+# abductive_conflict since the third. A task listed here is a strict xfail. (On the round-10b
+# deductive splits, 0a8179e, rf_records read the test filing at 0.432 against 0.420; on the
+# final round-10 splits, f5b9dab, 0.392 / 0.407 test / dev: chance at the bar.)
+FOREST_LEAKS: set[str] = set()
 
 
 @pytest.mark.slow
