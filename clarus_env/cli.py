@@ -134,10 +134,8 @@ def _eval(args: argparse.Namespace) -> int:
 
 def _audit_explain(args: argparse.Namespace) -> int:
     """``clarus audit --explain``: bad input is a one-line error and exit status 2."""
-    import json
 
     from .audit_explain import ExplainError, explain, format_explain
-    from .evaluation import dump
 
     try:
         if args.replicates:
@@ -155,21 +153,14 @@ def _audit_explain(args: argparse.Namespace) -> int:
     print(format_explain(report))
     # to stderr: the seconds differ run to run, the report's bytes must not
     print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()), file=sys.stderr)
-    if args.out:
-        dump(report, args.out)
-        print(f"explanation written to {args.out}")
-    if args.json:
-        print(json.dumps(report, indent=1, sort_keys=True))
-    return 0
+    return _write_report(args, report, report, "explanation")
 
 
 def _audit(args: argparse.Namespace) -> int:
-    import json
 
     if args.explain is not None:
         return _audit_explain(args)
     from .audit import BILLING_TASKS, audit_splits, format_audit
-    from .evaluation import dump
 
     tasks = (*BILLING_TASKS, "medical_coding") if args.task == "all" else (args.task,)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
@@ -191,11 +182,21 @@ def _audit(args: argparse.Namespace) -> int:
                          progress=not args.quiet)
         print(format_replicates(rep) + "\n")
         out["replicates"] = rep
+    return _write_report(args, out, reports, "audit")
+
+
+def _write_report(args: argparse.Namespace, out: object, printed: object, what: str) -> int:
+    """``--out`` stores the whole report, ``--json`` prints the part a caller pipes on: shared
+    by the audit and its ``--explain`` so both answer the two flags alike."""
+    import json
+
+    from .evaluation import dump
+
     if args.out:
         dump(out, args.out)
-        print(f"audit written to {args.out}")
+        print(f"{what} written to {args.out}")
     if args.json:
-        print(json.dumps(reports, indent=1, sort_keys=True))
+        print(json.dumps(printed, indent=1, sort_keys=True))
     return 0
 
 
