@@ -38,6 +38,15 @@ def rng_for(task: str, seed: int) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
+def side_stream(task: str, name: str, seed: int) -> random.Random:
+    """A generator's own stream for one nuisance draw (a check-in, a refund's clock), apart
+    from ``rng_for`` so that drawing it never shifts any other record's draw. Salted as
+    ``rng_for`` is: under a private salt it shares nothing with the public splits' draw for
+    the same seed number; unsalted it is the stream the committed splits were built with."""
+    salt = scenario_salt()
+    return random.Random(f"{task}-{name}-{seed}" + (f":salt:{salt}" if salt else ""))
+
+
 def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 

@@ -77,3 +77,23 @@ def test_a_salted_seed_answer_cannot_be_read_off_the_public_split(
     same = sum(a == b for a, b in zip(public, salted, strict=True)) / len(public)
     # chance agreement of two independent draws from the task's shares stays well below 0.6
     assert same < 0.6, same
+
+
+def test_side_streams_are_salted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A generator's own nuisance streams (``side_stream``) follow the salt as ``rng_for``
+    does: under a private salt a seed's check-in, refund clock or claims-system lag shares
+    nothing with the public seed of the same number; unsalted, the stream is the one the
+    committed splits were built with (their bytes are pinned by tests/test_scenarios.py)."""
+    from random import Random
+
+    from clarus_env.scenario import side_stream
+
+    monkeypatch.delenv(SALT_ENV, raising=False)
+    public = side_stream("deductive_liability", "checkin", 90000).random()
+    assert public == Random("deductive_liability-checkin-90000").random()
+    monkeypatch.setenv(SALT_ENV, "operator-secret-1")
+    one = side_stream("deductive_liability", "checkin", 90000).random()
+    assert one != public
+    assert side_stream("deductive_liability", "checkin", 90000).random() == one
+    monkeypatch.setenv(SALT_ENV, "operator-secret-2")
+    assert side_stream("deductive_liability", "checkin", 90000).random() not in (one, public)

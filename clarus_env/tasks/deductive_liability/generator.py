@@ -78,7 +78,7 @@ import datetime as dt
 import random
 from typing import Any
 
-from ...scenario import scenario_salt
+from ...scenario import scenario_salt, side_stream
 from ...splits import seeds, split_of
 from .. import common as C
 from ..common import weighted_choice as _weighted
@@ -636,8 +636,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # portal ran twice (``TWICE_SHARE``, ``PORTAL_SHARE``), are drawn on their own streams by
     # one law in every branch (issue 8, round 9); the double charge is that second run left
     # unrefunded, wherever the law put it (only a copay never credited needs the check-in)
-    checkin_draw = random.Random(f"{TASK}-checkin-{seed}").random() < CHECKIN_SHARE
-    dbl = random.Random(f"{TASK}-desk-double-{seed}")
+    checkin_draw = side_stream(TASK, "checkin", seed).random() < CHECKIN_SHARE
+    dbl = side_stream(TASK, "desk-double", seed)
     refund_run = dbl.random() < TWICE_SHARE  # a refunded second run, one law in every branch
     run_twice = refund_run or kind == "duplicate_charge"
     portal_pref = dbl.random() < PORTAL_SHARE
@@ -848,14 +848,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # the check-in copays of this plan year and last (``COPAY_VISITS_2026``/``_2025``, their
     # own stream): this year's visits before the older one pay copays that the plan's
     # accumulators count (OOP maximum; the deductible where copays count toward it)
-    years = random.Random(f"{TASK}-copay-years-{seed}")
+    years = side_stream(TASK, "copay-years", seed)
     # a balance carried forward from an earlier statement (an older service's share still
     # owed), drawn alike in every branch: the statement's amount due and the ledger's balance
     # then say how much is owed on the account, and only this visit's part of it (the amount
     # due less the balance brought forward) compares with the patient's share. Drawn before
     # the older visit, which is a new patient's only without one (its own stream, so that
     # drawing it earlier moves no other record's draw)
-    owed = random.Random(f"{TASK}-prior-balance-{seed}")
+    owed = side_stream(TASK, "prior-balance", seed)
     prior_bal = 0 if owed.random() < PRIOR_NONE else _prior_draw(owed)
     # the terminal's second run of a check-in copay, refunded (``DESK_DOUBLE``, its own
     # stream): on this visit's capture where the copay was collected at check-in, else on the
@@ -1056,7 +1056,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # cost sharing? - tells the two apart (red team rt12, cue 1: the plan ahead of the EOB
     # occurred in the two insurer errors alone).
     ded_lag = 0
-    lag_rng = random.Random(f"{TASK}-harmless-lag-{seed}")
+    lag_rng = side_stream(TASK, "harmless-lag", seed)
     lag_draw = round(100 * STALE_LAG_MAX ** lag_rng.random())
     if stale_remaining is None and kind != "oop_max_exceeded" and not (oop_bind or eob_capped):
         # OOP dollars other claims added that went to no deductible (coinsurance after it was
@@ -1231,7 +1231,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     older_paid = older_cs["copay"] or older_cs["patient"]
     # a statement paid in full in two parts, days apart (any branch, its own stream; round 9:
     # drawn here, so that the portal's second run of the later part is known)
-    parts = random.Random(f"{TASK}-two-parts-{seed}")
+    parts = side_stream(TASK, "two-parts", seed)
     split_part = (parts.randrange(due // 400, due * 3 // 500) * 100
                   if paid and due >= 4000 and parts.random() < 0.3 else 0)
     twice_amount = {"statement_payment": due - split_part if paid else paid_part,
@@ -1517,7 +1517,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     old_noise = rng.random() < OLD_REFUNDED_SHARE
     # a refund is issued at its own time of the practice's business hours (round 9b, domain
     # review: 37 of 144 refunds carried the first run's time of day; its own stream)
-    r_clock = random.Random(f"{TASK}-refund-clock-{seed}")
+    r_clock = side_stream(TASK, "refund-clock", seed)
 
     def refund_at(base: dt.datetime, days: int) -> dt.datetime:
         return _desk_ts(_weekday(base.date() + dt.timedelta(days=days)), loc["state"],
@@ -1693,14 +1693,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # number of copay lines says nothing; only matching the processor log's captures against
     # the ledger's references finds a copay never credited (any branch; the practice's style)
     # (its own stream, so the round-5 draws of every other record stay as they were)
-    desk_style = random.Random(f"{TASK}-desk-style-{seed}").random() < DESK_STYLE
+    desk_style = side_stream(TASK, "desk-style", seed).random() < DESK_STYLE
     desk_items = {day for day, _, _, _ in retail
                   if desk_style and (day >= dos or older_on_ledger)}
     folded: dict[dt.date, dict[str, Any]] = {}
     # the practice posts the desk's card payments as end-of-day deposit batches (round 9,
     # ``BATCH_SHARE``, its own stream): one line per day for this patient's desk payments,
     # citing the batch number (the day's batches are numbered in order)
-    batches = random.Random(f"{TASK}-deposit-batch-{seed}")
+    batches = side_stream(TASK, "deposit-batch", seed)
     batch_style = batches.random() < BATCH_SHARE
     batched: dict[dt.date, list[dict[str, Any]]] = {}
     if prior_bal:  # the export opens with the balance brought forward from before it
@@ -1894,7 +1894,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # plan of record at the maximum beside an EOB below it is then not the ignored cap's
         # alone (red team rt12); only the reading before processing against the EOB's share
         # shows the cap ignored
-        later = random.Random(f"{TASK}-later-claims-{seed}")
+        later = side_stream(TASK, "later-claims", seed)
         if later.random() < LATER_SHARE and (snap_ded == deductible or not hdhp) \
                 and snap_date > processed:
             snap_oop = min(oop_max, snap_oop + round(100 * STALE_LAG_MAX ** later.random()))
