@@ -21,19 +21,18 @@ round 10b."""
 from __future__ import annotations
 
 import collections
-import hashlib
 import math
 from typing import Any
 
 import pytest
 
 from clarus_env.scenario import compile_scenario
-from tests.test_task_deductive_round7 import _records, _ref
+from tests.test_task_deductive_round7 import _records, _ref, salted_seeds
+from tests.test_task_deductive_round7 import cents as _cents
 
 TASK = "deductive_liability"
 SALT = "round10b-lag-7e2a"
-FRESH = sorted({3_000_000 + int(hashlib.sha256(f"{SALT}-{i}".encode()).hexdigest()[:8], 16)
-                % 5_000_000 for i in range(2_000)})
+FRESH = salted_seeds(SALT)
 INSURER_LAGS = ("deductible_already_met", "oop_max_exceeded")
 
 
@@ -41,9 +40,6 @@ INSURER_LAGS = ("deductible_already_met", "oop_max_exceeded")
 def fresh() -> list[dict[str, Any]]:
     return [compile_scenario(TASK, s, _ref()) for s in FRESH]
 
-
-def _cents(v: Any) -> int:
-    return round(float(v) * 100)
 
 
 def _totals(sc: dict[str, Any]) -> tuple[int, int, int]:

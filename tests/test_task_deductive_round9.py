@@ -16,28 +16,24 @@ ran it, its settled sales: those counts are exempt for it."""
 from __future__ import annotations
 
 import collections
-import hashlib
 from statistics import mean
 from typing import Any
 
 import pytest
 
 from clarus_env.scenario import compile_scenario
-from tests.test_task_deductive_round7 import _records, _ref
+from tests.test_task_deductive_round7 import _records, _ref, salted_seeds
+from tests.test_task_deductive_round7 import cents as _cents
 
 TASK = "deductive_liability"
 SALT = "round9-cardlog-7f3e"
-FRESH = sorted({3_000_000 + int(hashlib.sha256(f"{SALT}-{i}".encode()).hexdigest()[:8], 16)
-                % 5_000_000 for i in range(2_000)})
+FRESH = salted_seeds(SALT)
 
 
 @pytest.fixture(scope="module")
 def fresh() -> list[dict[str, Any]]:
     return [compile_scenario(TASK, s, _ref()) for s in FRESH]
 
-
-def _cents(v: str) -> int:
-    return round(float(v) * 100)
 
 
 def _card_counts(sc: dict[str, Any]) -> dict[str, float]:
