@@ -424,10 +424,18 @@ def _part_draw(rng: random.Random, due: int) -> int:
     of it."""
     for _ in range(20):
         part = (due - _open_draw(rng)) // 100 * 100
-        if 100 <= part < due:
+        if PART_MIN <= part < due:
             return part
-    lo, hi = max(1, due // 1_000), max(1, due * 9 // 1_000)
+    lo = max(PART_MIN // 100, due // 1_000)
+    hi = max(lo, due * 9 // 1_000)
     return min(rng.randrange(lo, hi + 1) * 100, due - 1)
+
+
+# the least a patient pays on a statement in part, and the least amount due that is paid in
+# part at all (cents; round 11, domain review R5: part payments of $1-$5 occurred, which no
+# patient sends - below ``PART_DUE_MIN`` a statement is paid in full or not yet)
+PART_MIN = 1_000
+PART_DUE_MIN = 2_000
 
 
 # how much of the statement the patient had paid when they complained (every branch)
@@ -691,7 +699,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             # copays filled the maximum; turning such members far instead moved the branch's
             # share of close members, 0.31 against 0.45-0.53, which
             # test_member_states_are_drawn_alike_across_findings pins: left as it is)
-            return p["deductible"] > plan_copay(p) + 200 and (not close or _copay_fill(p))
+            # (round 11: that left the branch's share of plans whose copays count toward the
+            # deductible at 0.17 against 0.36-0.43 on 3,000 fresh seeds. A close member on
+            # any plan now has the deductible met on the plan of record, as in every branch;
+            # the insurer's stale totals missed the claim processed elsewhere that met it,
+            # which left its OOP total as far from the cap as any member with deductible
+            # left - see ``stale_far`` below)
+            return p["deductible"] > plan_copay(p) + 200
         return True
 
     # the two check-in errors need a copay plan; an HSA-qualified HDHP (no copays) is drawn
@@ -809,6 +823,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                                                             deductible)
     counted = visit_copay if (visit_copay and plan["copays_count_toward_deductible"]) else 0
     stale_draw = None
+    stale_far = False
     if kind == "deductible_already_met":
         # the insurer's stale total is the EOB's state, drawn exactly as every branch draws a
         # member's deductible left when some is left (partly or not met); the plan of record
@@ -830,6 +845,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # the claim processed elsewhere met it as often as any member with some left has it
         # met (close to the maximum too: such a plan's copays filled the maximum)
         if rng.random() < DED_STATES[0][1] / sum(w for _, w in DED_STATES):
+            remaining = 0
+        # (round 11) close to the cap on a plan whose copays could not have filled it, the
+        # plan of record has the deductible met, as every branch's close member has: the claim
+        # processed elsewhere that the insurer's totals missed met it (and carried coinsurance
+        # beyond it, moving the member near the cap), so the stale totals read like any
+        # member's with deductible left
+        stale_far = close and not _copay_fill(plan)
+        if stale_far:
             remaining = 0
         ded_state = "met" if remaining == 0 else "partial"
 
@@ -1044,6 +1067,20 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # misses both alike.
     pr_eob_total = sum(cs["patient"] for cs in eob_shares)
     stale_lag = 0 if stale_remaining is None else stale_remaining - remaining
+    if stale_far:
+        # (round 11) the missed claim met the deductible and carried coinsurance past it: the
+        # insurer's OOP total before this claim is what a member with its stale deductible
+        # left has paid - the deductible paid so far and other claims' copays, drawn as every
+        # such member's is below (``extra_hi``) - so it lags the plan of record by at least the
+        # deductible dollars it missed (its own stream; no other record's draw moves)
+        far_rng = side_stream(TASK, "stale-far", seed)
+        base_eob = older_oop_after + max(0, deductible - stale_remaining - older_ded_after)
+        far_hi = 80_000
+        if has_copay and not plan["copays_count_toward_deductible"]:
+            far_hi = max(80_000, min(250_000, (oop_max - base_eob) // 2))
+        far_extra = far_rng.randrange(0, far_hi)
+        eob_prior = base_eob + (0 if hdhp else far_extra)
+        stale_lag = max(stale_lag, prior_oop - eob_prior)
     # (issue 8, round 10b) a claims system's printed totals lag the plan of record in every
     # branch, not only where the lag is the insurer's error: a claim processed elsewhere
     # posts to the EOB's totals later (the plan of record's note says so). Where the insurer
@@ -1198,7 +1235,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     due = stmt_balance + prior_bal
     if stmt_balance <= 0:  # nothing to pay for this visit (a copay-only visit)
         paid, pay_state = False, "none"
-    if pay_state == "part" and due < 200:
+    if pay_state == "part" and due < PART_DUE_MIN:
         # (a double charge without a check-in copay is the statement's payment run twice:
         # a statement too small to pay in part was paid in full)
         if kind == "duplicate_charge" and not checkin:
