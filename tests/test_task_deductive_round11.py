@@ -20,6 +20,7 @@ failed on the tree before round 11."""
 from __future__ import annotations
 
 import collections
+import datetime as dt
 import math
 import statistics
 from typing import Any
@@ -116,3 +117,40 @@ def test_part_payments_are_sums_a_patient_sends(fresh: list[dict[str, Any]]) -> 
         assert sc["expected"]["statement_balance_cents"] >= G.PART_DUE_MIN, sc["seed"]
         n += 1
     assert n > 500, n
+
+
+@pytest.mark.slow
+def test_an_item_bought_at_check_in_is_swiped_minutes_from_the_copay(
+        fresh: list[dict[str, Any]]) -> None:
+    """Domain review R4: a self-pay item bought at a check-in where the copay was swiped is
+    captured within ten minutes of the copay (it was a median of three hours apart)."""
+    gaps = []
+    for sc in fresh:
+        log = _records(sc)["processor_log"]["transactions"]
+        caps = [t for t in log if t["type"] == "capture" and t["status"] == "settled"]
+        for t in caps:
+            if t["description"].endswith("at check-in") and not t["description"].startswith(
+                    "Copay"):
+                copays = [dt.datetime.fromisoformat(u["timestamp"][:19]) for u in caps
+                          if u["description"] == "Copay at check-in"
+                          and u["timestamp"][:10] == t["timestamp"][:10]]
+                if copays:
+                    at = dt.datetime.fromisoformat(t["timestamp"][:19])
+                    gaps.append(min(abs((at - c).total_seconds()) for c in copays))
+    assert len(gaps) > 300 and max(gaps) <= 600, (len(gaps), max(gaps, default=None))
+
+
+@pytest.mark.slow
+def test_deductible_left_runs_over_the_claims_coinsurance_lines(
+        fresh: list[dict[str, Any]]) -> None:
+    """Domain review R2: with deductible left, the EOB's deductible reaches past the first
+    coinsurance line's share (over all of the claim's coinsurance-bearing lines, some
+    coinsurance left on the last), not only under $148."""
+    spans = 0
+    for sc in fresh:
+        lines = _records(sc)["eob"]["lines"]
+        ded = [_cents(ln["deductible"]) for ln in lines]
+        if sum(ded) and sum(d > 0 for d in ded) > 1:
+            spans += 1
+            assert _cents(lines[-1]["coinsurance"]) > 0, sc["seed"]
+    assert spans >= 5, spans  # (none before round 11: the law stopped at the first line)

@@ -799,9 +799,24 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # practice this year has usually paid into it)
         if ded_state == "not_met":
             ded_state = "partial"
-    first_allowed = coins_lines[0]["allowed"]
+    # (round 11, domain review R2: drawn against the first coinsurance line alone, a member
+    # with deductible left had at most $148 of it left, median $38.56; the law now runs over
+    # the claim's coinsurance-bearing lines together, so some coinsurance is still left on
+    # the last of them, in every branch)
+    first_allowed = sum(ln["allowed"] for ln in coins_lines)
     remaining = min(_remaining_draw(rng, ded_state, first_allowed), deductible)
     fl = coins_lines[0]
+
+    def billed_coins_fits(left: int) -> bool:
+        """Coinsurance taken on the billed charge leaves the plan something to pay on every
+        line it falls on."""
+        shares = price_lines(lines, plan, visit_copay=visit_copay, ded_left=left,
+                             oop_left=10 ** 12)
+        on = [(ln, cs) for ln, cs in zip(lines, shares, strict=True) if cs["coinsurance"] > 0]
+        return bool(on) and all(
+            cs["deductible"] + C.pct_of(ln["billed"] - cs["deductible"] - cs["copay"],
+                                        plan["coinsurance_pct"]) < ln["allowed"] - 100
+            for ln, cs in on)
     for _ in range(30):
         # coinsurance taken on the billed charge must leave the plan something to pay on that
         # line (a deductible and a billed-charge coinsurance together above the allowed amount
@@ -813,9 +828,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
                     lines, plan, visit_copay=visit_copay, ded_left=remaining,
                     oop_left=10 ** 12)) >= 1_000:
                 break
-        elif kind != "coinsurance_on_billed" or (
-                remaining + C.pct_of(fl["billed"] - remaining, plan["coinsurance_pct"])
-                < fl["allowed"] - 100):
+        elif kind != "coinsurance_on_billed" or billed_coins_fits(remaining):
             break
         remaining = min(_remaining_draw(rng, ded_state, first_allowed), deductible)
     else:
@@ -1511,8 +1524,21 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     desk_noise = rng.choice(("declined", "voided")) if rng.random() < DESK_NOISE else None
     desk_events: list[int] = []  # which card_present call carries it, drawn below
 
-    def card_present(amount: int, date: dt.date, desc: str) -> dict[str, Any]:
+    def card_present(amount: int, date: dt.date, desc: str,
+                     after: dict[str, Any] | None = None) -> dict[str, Any]:
         when = _desk_ts(date, loc["state"], rng)
+        if after is not None:
+            # (round 11, domain review R4: an item bought at the same check-in was swiped at
+            # its own time of day, a median of three hours from the copay) minutes after the
+            # copay's capture, on its own stream so that no other draw moves
+            # (before it where the desk's day would end first: business hours as ``_desk_ts``)
+            copay_at = dt.datetime.fromisoformat(after["timestamp"][:-1])
+            gap = dt.timedelta(seconds=same_desk.randrange(45, 480))
+            off = utc_offset(loc["state"], date)
+            closes = dt.datetime(date.year, date.month, date.day) + dt.timedelta(
+                hours=min(17, 23 + off) - off)
+            when = (copay_at + gap if copay_at + gap + dt.timedelta(minutes=4) < closes
+                    else copay_at - gap - dt.timedelta(minutes=1))
         desk_events.append(len(desk_events))
         if desk_noise is not None and len(desk_events) - 1 == noisy_event:
             first_swipe, when = when, when + dt.timedelta(seconds=rng.randrange(20, 120))
@@ -1620,13 +1646,16 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # day and a charge with its payment on the ledger, outside the claim
     # (and, independently, at the older visit's check-in)
     retail: list[tuple[dt.date, str, dict[str, Any], str]] = []
+    same_desk = side_stream(TASK, "same-desk", seed)
     for day, p_item in ((older_dos, 0.25), (dos, 0.35)):
         if rng.random() < p_item:
             item, lo_c, hi_c = RETAIL[specialty]
             amt = rng.randrange(lo_c, hi_c)
             while amt in (checkin, older_cs["copay"]):
                 amt += 5
-            retail.append((day, item, card_present(amt, day, f"{item} at check-in"),
+            copay_then = checkin_txn if day == dos else first if older_cs["copay"] else None
+            retail.append((day, item, card_present(amt, day, f"{item} at check-in",
+                                                   after=copay_then),
                            f"RTL-{_digits(rng, 6)}"))
     stmt_txns: list[dict[str, Any]] = []
     if paid:
