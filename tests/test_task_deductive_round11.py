@@ -54,19 +54,27 @@ def _pooled_gap(by: dict[str, list[float]], f: str) -> tuple[float, float, float
 @pytest.mark.slow
 def test_plan_terms_and_claim_counts_follow_one_law_in_every_finding(
         fresh: list[dict[str, Any]]) -> None:
-    """On copay plans, the share whose copays count toward the deductible, and the plan of
-    record's count of claims this year, are within three standard errors (floor 0.02 for the
+    """On copay plans, the share whose copays count toward the deductible; the plan of
+    record's count of claims this year; and the share whose reading before processing has the
+    deductible met (the ignored cap aside) are within three standard errors (floor 0.02 for a
     share) of the other findings' pooled value in every finding."""
     counts: dict[str, list[float]] = collections.defaultdict(list)
     claims: dict[str, list[float]] = collections.defaultdict(list)
+    met: dict[str, list[float]] = collections.defaultdict(list)
     for sc in fresh:
         rec, f = _records(sc), sc["expected"]["finding"]
         plan = rec["plan_document"]
+        acc = plan["member_accumulators"]
+        before = acc["history"][-1] if "history" in acc else acc
+        if f != "oop_max_exceeded":  # (close to the cap by definition: met more often)
+            met[f].append(float(_cents(before["deductible_met_ytd"])
+                                >= _cents(rec["eob"]["accumulators"]["deductible"])))
         if _cents((plan.get("copays") or {}).get("primary_care", 0) or 0) > 0:
             counts[f].append(float(bool(plan.get("copays_count_toward_deductible"))))
         claims[f].append(float(plan["member_accumulators"]["claims_counted_ytd"]))
     bad = []
-    for name, by, floor in (("copays count", counts, 0.02), ("claims counted", claims, 0.0)):
+    for name, by, floor in (("copays count", counts, 0.02), ("claims counted", claims, 0.0),
+                            ("deductible met before the claim", met, 0.02)):
         for f in sorted(by):
             p, q, se = _pooled_gap(by, f)
             if abs(p - q) > max(3 * se, floor):
