@@ -165,6 +165,11 @@ def test_deductible_left_runs_over_the_claims_coinsurance_lines(
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=(
+    "round 11e reopened it (0.23 against 0.41 on these seeds; round 11c's 0.38 came from the "
+    "1 in 4 stale EOBs near the cap on plans whose copays count toward the deductible or "
+    "HDHPs - states no member can be in, domain review F1). A deductible applied near the cap "
+    "needs copays outside the deductible filling the maximum, in every finding"))
 def test_an_eob_applying_a_deductible_is_near_the_cap_alike_in_every_finding(
         fresh: list[dict[str, Any]]) -> None:
     """Among EOBs that applied a deductible (CARC 1, every stale deductible total's), the share
@@ -184,3 +189,137 @@ def test_an_eob_applying_a_deductible_is_near_the_cap_alike_in_every_finding(
     p, q, se = _pooled_gap(near, "deductible_already_met")
     assert abs(p - q) <= max(3 * se, 0.03), (round(p, 3), round(q, 3), len(near[
         "deductible_already_met"]))
+
+
+# -- round 11e: the focused domain review of round 11 (/tmp/rev13b, F1-F4) -------------------
+# Fresh seeds of their own; each of the four tests failed on the round-11d tree (7521a7c).
+SALT_E = "round11e-review-5c1d"
+
+
+@pytest.fixture(scope="module")
+def fresh_e() -> list[dict[str, Any]]:
+    return [compile_scenario(TASK, s, _ref()) for s in salted_seeds(SALT_E)]
+
+
+def _eob_before(plan: dict[str, Any], eob: dict[str, Any]) -> tuple[int | None, int | None]:
+    """The insurer's own deductible and OOP totals before this claim: its printed totals
+    less what this claim applied (copays too, where they count toward the deductible); None
+    where a total stops at its limit and this claim may have added nothing to it."""
+    acc = eob["accumulators"]
+    applied = sum(_cents(ln["deductible"]) for ln in eob["lines"])
+    ded = applied
+    if plan.get("copays_count_toward_deductible"):
+        ded += sum(_cents(ln["copay"]) for ln in eob["lines"])
+    after, oop_after = _cents(acc["deductible_met_ytd"]), _cents(acc["oop_met_ytd"])
+    dm = None if after >= _cents(acc["deductible"]) and not applied else after - ded
+    om = None if oop_after >= _cents(acc["out_of_pocket_max"]) else (
+        oop_after - _cents(eob["totals"]["patient_responsibility"]))
+    return dm, om
+
+
+@pytest.mark.slow
+def test_a_stale_eob_state_is_one_a_member_can_be_in(fresh_e: list[dict[str, Any]]) -> None:
+    """F1: with the deductible not met on the EOB's own totals, the OOP dollars outside it come
+    only from copays that do not count toward it (or other claims' small pharmacy copays,
+    under $1,100 in every finding): none on an HSA-qualified HDHP (26 U.S.C. 223(c)(2)), at
+    most that on a plan whose copays count toward the deductible. Round 11d: 26/167 such
+    deductible_already_met EOBs held thousands (coinsurance paid after a deductible met)."""
+    seen = collections.Counter()
+    for sc in fresh_e:
+        rec = _records(sc)
+        plan, eob = rec["plan_document"], rec["eob"]
+        dm, om = _eob_before(plan, eob)
+        if dm is None or om is None or dm >= _cents(eob["accumulators"]["deductible"]):
+            continue
+        copays = plan.get("copays") or {}
+        hdhp = not any(_cents(v or 0) for v in copays.values())
+        if hdhp:
+            seen["hdhp"] += 1
+            assert om == dm, (sc["seed"], om, dm)
+        elif plan.get("copays_count_toward_deductible"):
+            seen[f"count {sc['expected']['finding'] == 'deductible_already_met'}"] += 1
+            assert om - dm <= 110_000, (sc["seed"], sc["expected"]["finding"], om - dm)
+    assert seen["count True"] > 50 and seen["hdhp"] > 5, seen
+
+
+@pytest.mark.slow
+def test_a_stale_total_never_falls_below_the_older_eobs(fresh_e: list[dict[str, Any]]) -> None:
+    """F2: the older claim's EOB (a record the agent can fetch) printed the insurer's totals
+    after it; this EOB's totals before the claim, stale or not, are never below them (a stale
+    total misses claims processed since, not before). Round 11d: 21/472 below."""
+    n = 0
+    for sc in fresh_e:
+        rec = _records(sc)
+        plan, eob = rec["plan_document"], rec["eob"]
+        dm, om = _eob_before(plan, eob)
+        for a in sc["artifacts"]:
+            d = a["data"]
+            if a["type"] == "eob" and a["distractor"] and d["claim_id"] != eob["claim_id"] \
+                    and d["processed_date"] < eob["processed_date"]:
+                n += sc["expected"]["finding"] == "deductible_already_met"
+                assert dm is None or _cents(d["accumulators"]["deductible_met_ytd"]) <= dm, \
+                    sc["seed"]
+                assert om is None or _cents(d["accumulators"]["oop_met_ytd"]) <= om, sc["seed"]
+    assert n > 150, n
+
+
+@pytest.mark.slow
+def test_the_reading_before_processing_is_the_day_before(fresh_e: list[dict[str, Any]]) -> None:
+    """F3: the plan of record's reading before this claim (its history, beside a snapshot
+    taken after processing that may count a claim processed since) is dated the day before
+    processing, so a claim it does not count came after it and the room it shows is the room
+    this claim was adjudicated on. Round 11d: anywhere from the visit on (232/1500 close
+    members with a binding cap and such a claim)."""
+    n = 0
+    for sc in fresh_e:
+        rec = _records(sc)
+        acc, eob = rec["plan_document"]["member_accumulators"], rec["eob"]
+        if "history" not in acc:
+            continue
+        n += 1
+        day = dt.date.fromisoformat(eob["processed_date"]) - dt.timedelta(days=1)
+        assert [h["as_of"] for h in acc["history"]] == [day.isoformat()], sc["seed"]
+        assert acc["as_of"] >= eob["processed_date"], sc["seed"]
+    assert n > 1000, n
+
+
+@pytest.mark.slow
+def test_a_half_cent_coinsurance_is_accepted_rounded_either_way(
+        fresh_e: list[dict[str, Any]]) -> None:
+    """F4: where the correct share's coinsurance is exactly half a cent (round 11d: 11/1500,
+    e.g. $21.285), the overcharge recomputed with it rounded half to even is accepted beside
+    the half-up one. Recomputed from the records for a deductible applied after it was met:
+    the plan of record's deductible left before processing, the EOB's lines."""
+    ties = 0
+    for sc in fresh_e:
+        exp = sc["expected"]
+        if exp["finding"] != "deductible_already_met":
+            continue
+        rec = _records(sc)
+        plan, eob = rec["plan_document"], rec["eob"]
+        acc = plan["member_accumulators"]
+        before = acc["history"][-1] if "history" in acc else acc
+        ded_left = _cents(plan["deductible"]) - _cents(before["deductible_met_ytd"])
+        room = _cents(plan["out_of_pocket_max"]) - _cents(before["oop_met_ytd"])
+        pct, down, total = plan["coinsurance_pct"], 0, 0
+        for ln in eob["lines"]:
+            allowed, copay = _cents(ln["allowed"]), _cents(ln["copay"])
+            if copay:
+                total += copay
+                if plan.get("copays_count_toward_deductible"):
+                    ded_left = max(0, ded_left - copay)
+                continue
+            d = min(ded_left, allowed)
+            ded_left -= d
+            exact = (allowed - d) * pct
+            total += d + (exact + 50) // 100
+            down += exact % 100 == 50 and (exact // 100) % 2 == 0
+        if total > room:
+            continue
+        if down:
+            ties += 1
+            alt = exp["amount_cents"] + down
+            assert f"claim_reprocessing:{alt}" in exp["amount_alternatives"], sc["seed"]
+        else:
+            assert not exp["amount_alternatives"], sc["seed"]
+    assert ties > 0, ties
