@@ -456,6 +456,11 @@ def _part_draw(rng: random.Random, due: int) -> int:
 # 0.75; round 11e, domain review F1: the other quarter were states no member can be in, so the
 # missed claim's coinsurance lags wherever the plan of record has the deductible met and
 # copays could not have carried the OOP total - see ``far_eob`` in ``generate``)
+# the plan document's rule for a copay that counts toward the deductible within one claim
+# (round 11f: every deductive plan document carries it, the same text on every plan)
+COPAY_CREDIT_NOTE = ("Where copays count toward the deductible, a claim's copay is credited to "
+                     "the deductible as its line is processed, so later lines of the same claim "
+                     "meet that much less of it.")
 PART_MIN = 1_000
 PART_DUE_MIN = 2_000
 
@@ -863,47 +868,57 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     stale_draw = None
     stale_far = False
     if kind == "deductible_already_met":
-        # the insurer's stale total is the EOB's state, drawn exactly as every branch draws a
-        # member's deductible left when some is left (partly or not met); the plan of record
-        # has less left, short of the claim's first line, by what a claim processed elsewhere
-        # added (usually a few dollars, drawn log-uniformly): the EOB looks like any EOB and
-        # the plan like any plan; only the two together show the member had less left
-        for _ in range(30):
-            # (round 10: partly met, as every member with some left now is - a stale total
-            # above the whole claim left the EOB without coinsurance in 30% of these alone)
-            _weighted(rng, DED_STATES[1:])  # (the former state draw: no later draw moves)
-            # (round 11e, F2: at least the older visit's copay that counts toward the
-            # deductible is met on the stale total too - the older claim's EOB printed it)
-            stale_draw = min(deductible - counted,
-                             _remaining_draw(rng, "partial", first_allowed))
-            top_r = min(stale_draw - counted - 100, first_allowed * 90 // 100)
-            if top_r > 0:
-                break
-        else:
-            stale_draw = min(deductible - counted, counted + 100 + first_allowed // 2)
-            top_r = min(stale_draw - counted - 100, first_allowed * 90 // 100)
-        # (round 11: a lag above the room left met the deductible besides the draw below, so
-        # the plan of record read it met before the claim in 0.59 of these against 0.44-0.47
-        # once close members on any plan have it met; the lag is redrawn to leave some, and
-        # the deductible is met as often as in every branch)
-        lag = round(100 * STALE_LAG_MAX ** rng.random())
-        for _ in range(20):
-            if top_r - lag >= 100:
-                break
-            lag = round(100 * STALE_LAG_MAX ** rng.random())
-        remaining = max(top_r - lag, min(top_r, 100))
-        # the claim processed elsewhere met it as often as any member with some left has it
-        # met (close to the maximum too: such a plan's copays filled the maximum)
-        if rng.random() < DED_STATES[0][1] / sum(w for _, w in DED_STATES):
-            remaining = 0
+        # the plan of record's deductible left is drawn exactly as every branch draws a
+        # member's (met as often as any member with some left has it met, else partly met by
+        # the 5-90% law of the claim's deductible-bearing lines); the insurer's stale total is
+        # that plus what a claim processed elsewhere added (a copay that counts toward the
+        # deductible and $1-$150, drawn log-uniformly), so the EOB looks like any EOB and the
+        # plan like any plan; only the two together show the member had less left
+        # (round 11f, broad domain review: 11d drew the stale total first and subtracted the
+        # lag from it, flooring the plan's left at $1 - under $2 left in 16/250 of these and
+        # exactly $1.00 in 5/250 against 0/2,270 in every other finding)
         # (round 11) close to the cap on a plan whose copays could not have filled it, the
         # plan of record has the deductible met, as every branch's close member has: the claim
         # processed elsewhere that the insurer's totals missed met it (and carried coinsurance
         # beyond it, moving the member near the cap), so the stale totals read like any
         # member's with deductible left
         stale_far = close and not _copay_fill(plan)
-        if stale_far:
+        met = rng.random() < DED_STATES[0][1] / sum(w for _, w in DED_STATES) or stale_far
+        # (the stale total keeps to the partial law's top, so the EOB leaves coinsurance on
+        # the claim as any partly met member's does; round 11e, F2: at least the older visit's
+        # copay that counts toward the deductible is met on the stale total too)
+        # (where a copay counting toward it is most of the claim's deductible-bearing lines,
+        # the partial law leaves no room above it: the stale total may then reach past them)
+        top = min(deductible - counted, first_allowed * 90 // 100)
+        if top - counted < 200:
+            top = deductible - counted
+        lag = round(100 * STALE_LAG_MAX ** rng.random())
+        if met:
+            # the missed claim met it: the stale total is any partly met member's state
             remaining = 0
+            for _ in range(30):
+                stale_draw = min(top, _remaining_draw(rng, "partial", first_allowed))
+                if stale_draw > counted + 100:
+                    break
+            else:
+                stale_draw = min(top, counted + 100 + first_allowed // 2)
+        else:
+            for _ in range(30):
+                remaining = min(deductible, _remaining_draw(rng, "partial", first_allowed))
+                if top - remaining - counted >= 100:
+                    break
+            else:
+                remaining = min(_remaining_draw(rng, "partial", first_allowed),
+                                max(100, (top - counted) // 2))
+            room = top - remaining - counted
+            # the missed dollars by their law, redrawn while they exceed the room left
+            for _ in range(20):
+                if lag <= room:
+                    break
+                lag = round(100 * STALE_LAG_MAX ** rng.random())
+            else:
+                lag = rng.randrange(100, room + 1)
+            stale_draw = remaining + counted + lag
         ded_state = "met" if remaining == 0 else "partial"
 
     # the copay is collected at check-in when the patient can pay, else billed on the
@@ -1975,6 +1990,11 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
 
     # -- plan document (terms + the plan's own accumulator) -------------------------------
     plan_doc = C.plan_document(plan, plan_key, insurer)
+    # (round 11f, broad domain review: where copays count toward the deductible the expected
+    # share credits a claim's copay to the deductible as its line is processed, as the EOBs
+    # do; the order of cost sharing did not say so, and the other reading changed the share in
+    # 336/2,520 seeds - the sentence is on every plan document alike, whatever the finding)
+    plan_doc["cost_sharing_order"] = plan_doc["cost_sharing_order"] + ". " + COPAY_CREDIT_NOTE
     plan_doc["benefits"] = {
         "office_visit": ({"copay_applies": True, "deductible_applies": False,
                           "coinsurance_applies": False,
