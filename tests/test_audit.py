@@ -390,10 +390,10 @@ def test_note_numbers_stay_near_the_modal_share(
 # 0.487 (0.560 / 0.553 at round 6; cap 0.546 / 0.543), adversarial_fabrication 0.104 / 0.120.
 # Round 9: abductive_conflict 0.568 on test (dev 0.440; on 1,645 fresh test-pool indicator-1
 # scenarios, fitted on a replicate's train, 0.474); deductive_liability 0.188 / 0.193.
-# Round 11 (98ad489 splits): deductive_liability 0.240 on test, 0.260 on dev against 0.250
-# (39 of 150; Wilson [0.196, 0.336]; 0.227 / 0.232 at round 10).
+# Round 11: deductive_liability 0.228 / 0.247 on the final splits (c7c7094); it crossed on the
+# intermediate 98ad489 dev split (0.260 against 0.250, 39 of 150; Wilson [0.196, 0.336]).
 # A task listed here is a strict xfail.
-PASSMAX_LEAKS: set[str] = {"deductive_liability", "abductive_conflict"}
+PASSMAX_LEAKS: set[str] = {"abductive_conflict"}
 
 
 @pytest.mark.slow
