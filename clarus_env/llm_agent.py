@@ -31,6 +31,7 @@ from . import __version__
 from .actions import ACTIONS, CODING_ACTIONS
 from .schemas import load
 from .tasks import get_task
+from .tasks.base import vocabulary_text
 
 DEFAULT_API_BASE_URL = "https://router.huggingface.co/v1"  # the seed README's defaults
 DEFAULT_MODEL = "Qwen/Qwen2.5-72B-Instruct"
@@ -72,6 +73,7 @@ def system_prompt(task: str) -> str:
             "99213-25. Only submit_codes is graded; the episode ends after the last note or "
             f"when the budget of {t.api_call_budget} calls is used up. Call exactly one tool "
             "per turn.")
+    vocab = t.vocabulary()
     lines = [
         "You are a patient advocacy specialist in the Clarus healthcare billing arena. You "
         "act only through the tools, one tool call per turn.",
@@ -83,11 +85,11 @@ def system_prompt(task: str) -> str:
         "and rebuttals. Amounts are dollars with cents (e.g. 73.14). draft_resolution "
         "prepares a filing and submit_resolution files the latest draft. close_case ends "
         "the episode and grades it against deterministic checks.",
-        f"write_diagnosis.finding must be one of: {', '.join(t.findings)}.",
+        f"write_diagnosis.finding must be one of: {vocabulary_text(vocab['finding'])}.",
     ]
     if t.appeal_reasons:
         lines.append(f"draft_resolution.appeal_reason, when used, must be one of: "
-                     f"{', '.join(t.appeal_reasons)}.")
+                     f"{vocabulary_text(vocab['appeal_reason'])}.")
     if t.cooldowns:
         lines.append("Rate-limited tools (steps before they can be called again): " + ", ".join(
             f"{k} ({v})" for k, v in t.cooldowns.items()) + ".")

@@ -124,6 +124,12 @@ def test_metadata_lists_every_task_with_its_check_count(client: httpx.Client) ->
     assert tasks["medical_coding"]["checks"] == 3
     for t in tasks.values():
         assert t["api_call_budget"] > 0 and t["description"]
+    for name in CHECKS:  # billing tasks name their vocabulary, each word with its meaning
+        task = get_task(name)
+        assert list(tasks[name]["findings"]) == list(task.findings), name
+        assert all(tasks[name]["findings"].values()), name
+        assert list(tasks[name]["appeal_reasons"]) == list(task.appeal_reasons), name
+    assert "findings" not in tasks["medical_coding"]
 
 
 def test_schema_returns_json_schemas_that_describe_real_traffic(client: httpx.Client) -> None:

@@ -301,10 +301,14 @@ def task_metadata() -> list[dict[str, Any]]:
     out = []
     for name in TASKS:
         t = get_task(name)
-        out.append({"name": name, "difficulty": t.difficulty, "checks": t.n_checks,
-                    "api_call_budget": t.api_call_budget,
-                    "kind": getattr(t, "kind", "billing"),
-                    "description": getattr(t, "description", "")})
+        row = {"name": name, "difficulty": t.difficulty, "checks": t.n_checks,
+               "api_call_budget": t.api_call_budget,
+               "kind": getattr(t, "kind", "billing"),
+               "description": getattr(t, "description", "")}
+        if hasattr(t, "vocabulary"):  # billing tasks: write_diagnosis.finding and the
+            vocab = t.vocabulary()    # filing reasons, each with what it means
+            row["findings"], row["appeal_reasons"] = vocab["finding"], vocab["appeal_reason"]
+        out.append(row)
     return out
 
 

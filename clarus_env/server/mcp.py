@@ -52,7 +52,8 @@ from starlette.concurrency import run_in_threadpool
 from .. import __version__
 from ..actions import ACTIONS, CODING_ACTIONS, ActionSpec
 from ..schemas import load
-from ..tasks import TASKS
+from ..tasks import TASKS, get_task
+from ..tasks.base import vocabulary_text
 from .sessions import SessionError
 
 router = APIRouter()
@@ -109,8 +110,28 @@ def _session_tools() -> list[dict[str, Any]]:
     ]
 
 
+# the vocabulary field of each billing action that takes one: the tool list is the same for
+# every session, so each task's names and meanings are listed (the model knows its task from
+# the reset tool's observation)
+_VOCABULARY_FIELDS = {"write_diagnosis": "finding", "draft_resolution": "appeal_reason"}
+
+
+def _vocabulary_note(action: str) -> str:
+    field = _VOCABULARY_FIELDS.get(action)
+    if field is None:
+        return ""
+    parts = []
+    for name in TASKS:
+        task = get_task(name)
+        vocab = task.vocabulary()[field] if hasattr(task, "vocabulary") else {}
+        if vocab:
+            parts.append(f"{name}: {vocabulary_text(vocab)}")
+    return f" {field} by task - " + " | ".join(parts) + "." if parts else ""
+
+
 def _action_tool(spec: ActionSpec, tag: str) -> dict[str, Any]:
-    return {"name": spec.name, "description": f"[{tag}] {spec.description}",
+    note = _vocabulary_note(spec.name) if tag == "billing" else ""
+    return {"name": spec.name, "description": f"[{tag}] {spec.description}{note}",
             "inputSchema": load(f"actions/{spec.name}.schema.json")}
 
 

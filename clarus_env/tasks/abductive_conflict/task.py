@@ -19,6 +19,21 @@ TASK = BillingTask(
     oracle=oracle,
     findings=FINDINGS,
     appeal_reasons=APPEAL_REASONS,
+    finding_meanings={
+        "legitimate_denial": "the bundling denial is right: the NCCI edit applies and nothing "
+                             "distinct was documented (or the edit allows no modifier)",
+        "modifier_bypass_ignored": "the claim carries a bypass modifier the documentation "
+                                   "supports and the payer ignored it",
+        "missing_modifier": "the documentation supports a distinct service but the claim lacks "
+                            "the bypass modifier",
+        "no_active_edit": "no active NCCI edit pairs the two codes on the date of service",
+    },
+    appeal_reason_meanings={
+        "modifier_bypass_documented": "the bypass modifier is supported by the documentation",
+        "no_active_edit": "no active NCCI edit covers the pair",
+        "missing_modifier": "a corrected claim adds the modifier the documentation supports",
+        "medical_necessity": "the denied service was medically necessary",
+    },
     description=(
         "A claim with two codes on one date of service was partly denied as bundled (CO-97 or "
         "CO-236 with a bundling remark). The insurer's claim record and EOB say the denial is "

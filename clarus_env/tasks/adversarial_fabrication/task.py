@@ -20,6 +20,22 @@ TASK = BillingTask(
     oracle=oracle,
     findings=FINDINGS,
     appeal_reasons=APPEAL_REASONS,
+    finding_meanings={
+        "gfe_backdated_before_scheduling": "the Good Faith Estimate carries a date before the "
+                                           "service was really scheduled (backdated)",
+        "gfe_issued_after_deadline": "the Good Faith Estimate was delivered after the 1- or "
+                                     "3-business-day deadline of 45 CFR 149.610",
+        "billed_above_gfe": "the bill is above the billing party's own section of the GFE "
+                            "($400 or more within 120 days of receipt: a patient-provider "
+                            "dispute)",
+        "no_violation": "the GFE was timely and the bill is within the estimate",
+    },
+    appeal_reason_meanings={
+        "billed_400_over_gfe": "billed at least $400 above the GFE",
+        "gfe_backdated": "the GFE was backdated",
+        "gfe_issued_late": "the GFE was delivered after its deadline",
+        "price_above_self_pay_rate": "the price is above the self-pay rate",
+    },
     description=(
         "A self-pay patient received a bill after a Good Faith Estimate. Compare the GFE date "
         "on the provider record with the payment processor's UTC timestamps (the deposit "

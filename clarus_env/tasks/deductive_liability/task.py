@@ -25,6 +25,21 @@ TASK = BillingTask(
     oracle=oracle,
     findings=FINDINGS,
     appeal_reasons=(),
+    finding_meanings={
+        "copay_not_credited": "a copay the patient paid at check-in that the provider's "
+                              "ledger and statement never credited",
+        "duplicate_charge": "the practice captured one card payment twice and kept both",
+        "duplicate_posting": "one charge posted twice (as two units) on the provider's "
+                             "ledger and statement",
+        "coinsurance_on_billed": "coinsurance taken on the billed charge instead of the allowed "
+                                 "amount (on the insurer's EOB or the practice's statement)",
+        "deductible_already_met": "the insurer applied more deductible than the member had "
+                                  "left (all of it, or part of it, already met)",
+        "balance_billing": "the in-network provider bills the patient for the contractual "
+                           "adjustment (CO-45: billed above allowed)",
+        "oop_max_exceeded": "the patient's share ignores the plan's out-of-pocket maximum",
+        "no_error": "the bill is right; the patient owes the share shown",
+    },
     description=(
         "A patient disputes a bill for an in-network office visit. Read the EOB, the "
         "provider's record and ledger, the plan document and the payment processor log; decide "
