@@ -448,27 +448,20 @@ def _part_draw(rng: random.Random, due: int) -> int:
     return min(rng.randrange(lo, hi + 1) * 100, due - 1)
 
 
-# the least a patient pays on a statement in part, and the least amount due that is paid in
-# part at all (cents; round 11, domain review R5: part payments of $1-$5 occurred, which no
-# patient sends - below ``PART_DUE_MIN`` a statement is paid in full or not yet)
-# (round 11c drew 3 in 4 of the stale totals close to the cap on plans whose copays could not
-# have filled it as far from the cap as a member's with deductible left, ``STALE_FAR_EOB`` =
-# 0.75; round 11e, domain review F1: the other quarter were states no member can be in, so the
-# missed claim's coinsurance lags wherever the plan of record has the deductible met and
-# copays could not have carried the OOP total - see ``far_eob`` in ``generate``)
 # the plan document's rule for a copay that counts toward the deductible within one claim
 # (round 11f: every deductive plan document carries it, the same text on every plan)
 COPAY_CREDIT_NOTE = ("Where copays count toward the deductible, a claim's copay is credited to "
                      "the deductible as its line is processed, so later lines of the same claim "
                      "meet that much less of it.")
+# the least a patient pays on a statement in part, and the least amount due that is paid in
+# part at all (cents; round 11, domain review R5: part payments of $1-$5 occurred, which no
+# patient sends - below ``PART_DUE_MIN`` a statement is paid in full or not yet)
 PART_MIN = 1_000
 PART_DUE_MIN = 2_000
 
 
 # how much of the statement the patient had paid when they complained (every branch)
 PAY_STATES: tuple[tuple[str, int], ...] = (("none", 3), ("full", 2), ("part", 5))
-# the deductible dollars (beyond a copay that counts toward it and $1) by which an insurer's
-# stale total lags the plan of record: a claim processed elsewhere, $1 to this many
 # the card log's check-in copays per copay-plan account: 3-5 visits in every branch (issue 8,
 # round 6), those beyond the branch's own from the previous plan year; and the share of logs
 # with a declined or voided first swipe at the desk
@@ -506,6 +499,8 @@ DESK_LABEL = "Patient payment - front desk"
 BATCH_SHARE = 0.3
 # the share of claims whose item 29 (amount paid) carries the copay collected at check-in
 ITEM29_SHARE = 0.3
+# the deductible dollars (beyond a copay that counts toward it and $1) by which an insurer's
+# stale total lags the plan of record: a claim processed elsewhere, $1 to this many
 STALE_LAG_MAX = 150
 # the share of plan-of-record readings taken after processing that count a claim processed
 # since (round 10b), in every branch
