@@ -502,6 +502,24 @@ ITEM29_SHARE = 0.3
 # the deductible dollars (beyond a copay that counts toward it and $1) by which an insurer's
 # stale total lags the plan of record: a claim processed elsewhere, $1 to this many
 STALE_LAG_MAX = 150
+# the OOP dollars outside the deductible by which a claims system's printed totals lag the plan
+# of record (a claim processed elsewhere posting later): log-uniform $1 to this many, one law
+# for the harmless lag of every finding and the lag behind an ignored cap (issue 8, round 12:
+# at $1-$150 beside the ignored cap's lag of at least its shortfall, a plan-vs-EOB gap of
+# $150-$500 read oop_max_exceeded 0.30 against 0.00 elsewhere, and one over $500 read
+# deductible_already_met 0.32 against 0.00)
+MISSED_CLAIM_MAX = 10_000
+
+
+def _missed_claim(rng: random.Random, lo: int = 100, hi: int = 100 * MISSED_CLAIM_MAX) -> int:
+    """A lag in cents from the missed-claim law, truncated to [lo, hi] (a log-uniform law
+    truncated is log-uniform on the interval, so the ignored cap's lag, at least its shortfall,
+    is the harmless law read above that shortfall)."""
+    lo = max(1, lo)
+    hi = max(lo, hi)
+    return round(lo * (hi / lo) ** rng.random())
+
+
 # the share of plan-of-record readings taken after processing that count a claim processed
 # since (round 10b), in every branch
 LATER_SHARE = 0.5
@@ -1176,12 +1194,14 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     ded_lag = 0
     lag_rng = side_stream(TASK, "harmless-lag", seed)
     lag_draw = round(100 * STALE_LAG_MAX ** lag_rng.random())
+    missed = _missed_claim(lag_rng)
     if stale_remaining is None and kind != "oop_max_exceeded" and not (oop_bind or eob_capped):
         # OOP dollars other claims added that went to no deductible (coinsurance after it was
-        # met, copays and pharmacy copays outside it; an HDHP has none before it is met)
+        # met, copays and pharmacy copays outside it; an HDHP has none before it is met), by
+        # the missed-claim law (round 12; at most what there is to miss)
         beyond = prior_oop - base_oop
         if beyond >= 100:
-            stale_lag = min(lag_draw, beyond)
+            stale_lag = min(missed, beyond)
         elif prior_ded - lag_draw >= older_ded_after:
             # (a deductible lag: the older claim's EOB printed its total, so the lagged one
             # never falls below it)
@@ -1199,11 +1219,16 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # and only the plan of record's room against the EOB's share shows the cap ignored.
         # (A stale total drawn far from the cap, below the plan's own, was a cue a forest
         # read from the two OOP totals' absolute values; issue 8, round 6.)
+        # (round 12) The lag is the missed-claim law's read above the shortfall (the room the
+        # plan of record had short of the share): the EOB's room after the claim is what the
+        # lag left beyond the shortfall, as a lagged near member's in any finding, never
+        # below the older EOB's total (round 11e, F2)
         room = oop_max - pr_eob_total - older_oop_after
         assert room >= 0, room
-        gap = _room_draw(rng, pr_eob_total, above=True) - pr_eob_total
-        gap = min(room, max(0, gap))
-        eob_oop_after = oop_max - gap
+        shortfall = prior_oop + pr_eob_total - oop_max
+        assert shortfall > 0, shortfall
+        lag = _missed_claim(lag_rng, lo=shortfall, hi=shortfall + room)
+        eob_oop_after = oop_max - (lag - shortfall)
     elif oop_bind or eob_capped:
         eob_oop_after = oop_max
     else:
