@@ -355,10 +355,12 @@ def test_eob_accumulator_is_the_plan_of_record_plus_the_claim(dev: dict,
                 # (round 11) at least: where the plan of record has the deductible met (round
                 # 11e: close to the cap or not) and copays could not have filled the maximum,
                 # the claim the insurer's totals missed met the deductible and carried
-                # coinsurance past it, so the OOP total lags more
+                # coinsurance past it, so the OOP total lags more; (round 12b) with deductible
+                # left it may have carried one claim's copay outside the deductible
                 assert oop_lag >= ded_lag > 0, (sc["seed"], oop_lag, ded_lag)
-                if oop_lag > ded_lag:
-                    assert before_ded == deductible, sc["seed"]
+                if oop_lag > ded_lag and before_ded < deductible:
+                    assert oop_lag <= max(c(plan["copays"]["emergency"]), G.RX_COPAY_MAX), \
+                        (sc["seed"], oop_lag)
                 # the claim's deductible, added to a total already (nearly) met, stops at it
                 assert before_ded + counted > deductible, sc["seed"]
                 if after:

@@ -35,23 +35,27 @@ SALT = "round12-lag-law-3b9d"
 
 
 @pytest.fixture(scope="module")
-def gaps() -> dict[str, list[tuple[int, float]]]:
+def gaps() -> dict[str, list[tuple[int, float, bool, bool]]]:
     """Per finding, for EOBs below the maximum: (plan-vs-EOB OOP gap before the claim in
-    cents, the EOB's room after the claim over its patient share), from the records an agent
-    reads."""
-    out: dict[str, list[tuple[int, float]]] = collections.defaultdict(list)
+    cents, the EOB's room after the claim over its patient share, whether the plan of record's
+    reading before processing has the deductible met, whether that reading leaves room under
+    five times the share), from the records an agent reads."""
+    out: dict[str, list[tuple[int, float, bool, bool]]] = collections.defaultdict(list)
     for seed in salted_seeds(SALT):
         sc = compile_scenario(TASK, seed, _ref())
         rec = _records(sc)
-        acc, eob = rec["plan_document"]["member_accumulators"], rec["eob"]
-        ea = eob["accumulators"]
+        plan, eob = rec["plan_document"], rec["eob"]
+        acc, ea = plan["member_accumulators"], eob["accumulators"]
         oop_max, after = _cents(ea["out_of_pocket_max"]), _cents(ea["oop_met_ytd"])
         if after >= oop_max:
             continue
         share = max(1, _cents(eob["totals"]["patient_responsibility"]))
-        before = _cents((acc.get("history") or [acc])[0]["oop_met_ytd"])
-        out[sc["expected"]["finding"]].append((before - (after - share),
-                                               (oop_max - after) / share))
+        before = (acc.get("history") or [acc])[0]
+        b_oop = _cents(before["oop_met_ytd"])
+        out[sc["expected"]["finding"]].append((
+            b_oop - (after - share), (oop_max - after) / share,
+            _cents(before["deductible_met_ytd"]) >= _cents(plan["deductible"]),
+            oop_max - b_oop < 5 * share))
     return out
 
 
@@ -65,43 +69,111 @@ def _rate_gap(by: dict[str, list[float]], f: str) -> tuple[float, float, float]:
     return sum(xs) / len(xs), sum(rest) / len(rest), se
 
 
-def _band(gaps: dict[str, list[tuple[int, float]]], lo: int, hi: float) -> dict[str, list[float]]:
-    return {f: [float(lo < g <= hi) for g, _ in v] for f, v in gaps.items()}
+def _band(gaps: dict, lo: int, hi: float, keep=lambda row: True) -> dict[str, list[float]]:
+    return {f: [float(lo < row[0] <= hi) for row in v if keep(row)] for f, v in gaps.items()}
 
 
-def test_a_lag_over_500_dollars_is_drawn_in_every_finding(gaps: dict) -> None:
-    """P(gap > $500 | finding) is within 0.15 of the other findings' pooled rate in every
-    finding, and at least 0.10 in each (before round 12: 0.32 in deductible_already_met,
-    0.00-0.02 elsewhere; after, on these seeds, 0.37 against 0.22 pooled, and 0.29 against
-    0.25 on 3,000 others - a harmless lag can miss only the OOP dollars outside the deductible
-    there were to miss)."""
-    by = _band(gaps, 50_000, math.inf)
-    for f in by:
-        p, q, _ = _rate_gap(by, f)
-        assert p >= 0.10 and abs(p - q) <= 0.15, (f, round(p, 3), round(q, 3))
+def _alike(by: dict[str, list[float]], floor: float) -> None:
+    for f, xs in by.items():
+        if len(xs) < 30:
+            continue
+        p, q, se = _rate_gap(by, f)
+        assert abs(p - q) <= max(3 * se, floor), (f, round(p, 3), round(q, 3), len(xs))
 
 
-def test_the_ignored_caps_lag_is_the_harmless_law_above_its_shortfall(gaps: dict) -> None:
-    """P($150 < gap <= $500 | oop_max_exceeded) is within three standard errors (floor 0.05)
-    of the other findings' pooled rate (before round 12: 0.30 against 0.00), and its EOB
-    leaves room of at least five times the share in at least a quarter of cases (before: none;
-    0.60-0.71 elsewhere)."""
-    by = _band(gaps, 15_000, 50_000)
-    by.pop("deductible_already_met")  # the residual below
-    p, q, se = _rate_gap(by, "oop_max_exceeded")
-    assert abs(p - q) <= max(3 * se, 0.05), (round(p, 3), round(q, 3))
-    far = [r >= 5 for _, r in gaps["oop_max_exceeded"]]
+def test_a_lag_of_150_to_500_dollars_is_drawn_alike_in_every_finding(gaps: dict) -> None:
+    """P($150 < gap <= $500 | finding) is within three standard errors (floor 0.06) of the
+    other findings' pooled rate in every finding (before round 12: 0.30 in oop_max_exceeded,
+    0.04 in deductible_already_met, 0.00 elsewhere)."""
+    _alike(_band(gaps, 15_000, 50_000), 0.06)
+
+
+def test_a_lag_over_500_dollars_is_drawn_alike_where_the_deductible_is_left(gaps: dict) -> None:
+    """With the plan of record's deductible left before the claim (OOP dollars outside it are
+    then copays, one claim's at most), P(gap > $500 | finding) is alike in every finding (floor
+    0.05); over all members it is at least 0.10 in every finding (before round 12: 0.32 in
+    deductible_already_met, 0.00-0.02 elsewhere)."""
+    _alike(_band(gaps, 50_000, math.inf, keep=lambda row: not row[2]), 0.05)
+    for f, xs in _band(gaps, 50_000, math.inf).items():
+        assert sum(xs) / len(xs) >= 0.10, (f, sum(xs) / len(xs))
+
+
+def test_the_ignored_caps_eob_may_read_far_from_the_cap(gaps: dict) -> None:
+    """The ignored cap's lag is the harmless law read above its shortfall, so its EOB leaves
+    room of at least five times the share in at least a quarter of cases (before round 12:
+    none, against 0.60-0.71 elsewhere)."""
+    far = [r >= 5 for _, r, _, _ in gaps["oop_max_exceeded"]]
     assert sum(far) / len(far) >= 0.25, sum(far) / len(far)
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "residual of round 12: a stale deductible total lags by the few deductible dollars a "
-    "partly met member's missed claim added, or by the whole coinsurance of the claim that "
-    "met the deductible (round 11e, F1), so its gap is $150-$500 in about 0.03 against "
-    "0.15-0.20 elsewhere"))
-def test_a_stale_deductible_totals_lag_falls_in_every_band_alike(gaps: dict) -> None:
-    """P($150 < gap <= $500 | deductible_already_met) within three standard errors (floor
-    0.05) of the other findings' pooled rate."""
-    by = _band(gaps, 15_000, 50_000)
-    p, q, se = _rate_gap(by, "deductible_already_met")
-    assert abs(p - q) <= max(3 * se, 0.05), (round(p, 3), round(q, 3))
+    "residual of round 12: where the plan of record has the deductible met close to the cap, "
+    "the claim the stale totals missed met the deductible and carried its coinsurance, so the "
+    "EOB - showing the deductible unmet - lags by at least that coinsurance (round 11e, F1): "
+    "over $500 in about 0.83 of those deductible_already_met against 0.24-0.37 elsewhere. "
+    "Among plan-met members only this finding's EOB applies a deductible, the evidence itself"))
+def test_a_lag_over_500_dollars_is_drawn_alike_where_the_deductible_is_met(gaps: dict) -> None:
+    """With the plan of record's deductible met and room under five times the share, P(gap >
+    $500 | finding) within three standard errors (floor 0.05) of the others' pooled rate."""
+    _alike(_band(gaps, 50_000, math.inf, keep=lambda row: row[2] and row[3]), 0.05)
+
+
+# -- round 12b: the domain review of round 12 (flags A and B; each failed on 78a28bb) --------
+SALT_B = "round12b-review-81fe"
+
+
+@pytest.fixture(scope="module")
+def fresh_b() -> list[dict]:
+    return [compile_scenario(TASK, s, _ref()) for s in salted_seeds(SALT_B)]
+
+
+def test_an_eobs_oop_total_never_trails_its_deductible_total(fresh_b: list[dict]) -> None:
+    """Deductible dollars count toward the OOP maximum (45 CFR 156.130(a)), so the insurer's
+    OOP total is at least its deductible total on every EOB, and since the older claim's EOB it
+    grew at least as much. Flag A: the ignored cap's lag, drawn to the room alone, printed
+    OOP below the deductible in 15 of 333 oop_max_exceeded (0 elsewhere)."""
+    seen = 0
+    for sc in fresh_b:
+        eobs = sorted((a["data"] for a in sc["artifacts"] if a["type"] == "eob"),
+                      key=lambda d: d["processed_date"])
+        for d in eobs:
+            acc = d["accumulators"]
+            assert _cents(acc["oop_met_ytd"]) >= _cents(acc["deductible_met_ytd"]), sc["seed"]
+        claim = _records(sc)["eob"]
+        older = [d for d in eobs if d["processed_date"] < claim["processed_date"]]
+        if older:
+            seen += 1
+            a, b = older[-1]["accumulators"], claim["accumulators"]
+            assert (_cents(b["oop_met_ytd"]) - _cents(a["oop_met_ytd"])
+                    >= _cents(b["deductible_met_ytd"]) - _cents(a["deductible_met_ytd"])), \
+                sc["seed"]
+    assert seen > 1000, seen
+
+
+def test_a_lag_with_the_deductible_left_is_one_claims_copay(fresh_b: list[dict]) -> None:
+    """Where the plan of record has deductible left before the claim, the OOP dollars outside
+    it are copays, and a harmless lag (one claim processed elsewhere) is at most one copay: the
+    plan's emergency copay or a pharmacy copay's top (the ignored cap's: or its shortfall).
+    Flag B: up to $1,827 (258 of 3,600)."""
+    from clarus_env.tasks.deductive_liability.generator import RX_COPAY_MAX
+
+    n = 0
+    for sc in fresh_b:
+        if sc["expected"]["finding"] == "deductible_already_met":
+            continue  # the deductible dollars missed come on top (at most $150)
+        rec = _records(sc)
+        plan, eob = rec["plan_document"], rec["eob"]
+        acc, ea = plan["member_accumulators"], eob["accumulators"]
+        before = (acc.get("history") or [acc])[0]
+        if _cents(before["deductible_met_ytd"]) >= _cents(plan["deductible"]) \
+                or _cents(ea["oop_met_ytd"]) >= _cents(ea["out_of_pocket_max"]):
+            continue
+        gap = _cents(before["oop_met_ytd"]) - (
+            _cents(ea["oop_met_ytd"]) - _cents(eob["totals"]["patient_responsibility"]))
+        top = max(_cents((plan.get("copays") or {}).get("emergency") or 0), RX_COPAY_MAX)
+        if sc["expected"]["finding"] == "oop_max_exceeded":  # at least its shortfall
+            top = max(top, _cents(before["oop_met_ytd"]) + _cents(
+                eob["totals"]["patient_responsibility"]) - _cents(ea["out_of_pocket_max"]))
+        n += gap > 0
+        assert gap <= top, (sc["seed"], gap, top)
+    assert n > 300, n

@@ -1180,6 +1180,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         far_extra = far_rng.randrange(0, far_hi)
         eob_prior = base_eob + (0 if hdhp else far_extra)
         stale_lag = max(stale_lag, prior_oop - eob_prior)
+    elif stale_remaining is not None and remaining > 0:
+        # (round 12b) with deductible left on the plan of record, the claim the stale totals
+        # missed may have carried a copay outside the deductible as well: the OOP lag is the
+        # harmless lag's law (one claim's copay at most, as elsewhere), never below the
+        # deductible dollars missed. Drawn only as deductible dollars, this finding's lag with
+        # deductible left was never $150-$500, against 0.31-0.52 elsewhere
+        beyond = prior_oop - base_oop
+        if beyond >= 100:
+            law = min(_missed_claim(side_stream(TASK, "stale-copay-lag", seed)),
+                      max(plan["copay_emergency"], RX_COPAY_MAX))
+            stale_lag += min(beyond, max(0, law - stale_lag))
     # (issue 8, round 10b) a claims system's printed totals lag the plan of record in every
     # branch, not only where the lag is the insurer's error: a claim processed elsewhere
     # posts to the EOB's totals later (the plan of record's note says so). Where the insurer
@@ -1199,9 +1210,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # OOP dollars other claims added that went to no deductible (coinsurance after it was
         # met, copays and pharmacy copays outside it; an HDHP has none before it is met), by
         # the missed-claim law (round 12; at most what there is to miss)
+        # (round 12b, domain review round 11, flag B: with the deductible left, the dollars
+        # outside it are copays, and one claim missed carries one copay - at most the plan's
+        # emergency copay or a pharmacy copay's top, never $1,800 of copays from one claim)
         beyond = prior_oop - base_oop
         if beyond >= 100:
-            stale_lag = min(missed, beyond)
+            stale_lag = min(missed, beyond, 10 ** 12 if remaining == 0 else
+                            max(plan["copay_emergency"], RX_COPAY_MAX))
         elif prior_ded - lag_draw >= older_ded_after:
             # (a deductible lag: the older claim's EOB printed its total, so the lagged one
             # never falls below it)
@@ -1225,9 +1240,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # below the older EOB's total (round 11e, F2)
         room = oop_max - pr_eob_total - older_oop_after
         assert room >= 0, room
+        # (round 12b, domain review round 11, flag A: the lag is OOP dollars outside the
+        # deductible, so never more than there were since the older EOB - drawn to the ignored
+        # cap's room alone, 16/333 EOBs printed an OOP total below their own deductible total)
         shortfall = prior_oop + pr_eob_total - oop_max
-        assert shortfall > 0, shortfall
-        lag = _missed_claim(lag_rng, lo=shortfall, hi=shortfall + room)
+        beyond = prior_oop - base_oop
+        assert 0 < shortfall <= beyond, (seed, shortfall, beyond)
+        # (with the deductible left, as for the harmless lag, one claim's copay at most)
+        top = min(shortfall + room, beyond)
+        if prior_ded < deductible:
+            top = min(top, max(shortfall, plan["copay_emergency"], RX_COPAY_MAX))
+        lag = _missed_claim(lag_rng, lo=shortfall, hi=top)
         eob_oop_after = oop_max - (lag - shortfall)
     elif oop_bind or eob_capped:
         eob_oop_after = oop_max
