@@ -83,9 +83,15 @@ def _alike(by: dict[str, list[float]], floor: float) -> None:
 
 def test_a_lag_of_150_to_500_dollars_is_drawn_alike_in_every_finding(gaps: dict) -> None:
     """P($150 < gap <= $500 | finding) is within three standard errors (floor 0.06) of the
-    other findings' pooled rate in every finding (before round 12: 0.30 in oop_max_exceeded,
-    0.04 in deductible_already_met, 0.00 elsewhere)."""
-    _alike(_band(gaps, 15_000, 50_000), 0.06)
+    other findings' pooled rate in every finding but the ignored cap, and within 0.15 there
+    (before round 12: 0.30 in oop_max_exceeded, 0.04 in deductible_already_met, 0.00
+    elsewhere). The ignored cap's lag is its shortfall plus the room a close member's EOB
+    leaves (round 12c, below), so it runs larger: 0.39 against 0.27 on these seeds."""
+    by = _band(gaps, 15_000, 50_000)
+    p, q, _ = _rate_gap(by, "oop_max_exceeded")
+    assert abs(p - q) <= 0.15, (round(p, 3), round(q, 3))
+    by.pop("oop_max_exceeded")
+    _alike(by, 0.06)
 
 
 def test_a_lag_over_500_dollars_is_drawn_alike_where_the_deductible_is_left(gaps: dict) -> None:
@@ -98,12 +104,18 @@ def test_a_lag_over_500_dollars_is_drawn_alike_where_the_deductible_is_left(gaps
         assert sum(xs) / len(xs) >= 0.10, (f, sum(xs) / len(xs))
 
 
-def test_the_ignored_caps_eob_may_read_far_from_the_cap(gaps: dict) -> None:
-    """The ignored cap's lag is the harmless law read above its shortfall, so its EOB leaves
-    room of at least five times the share in at least a quarter of cases (before round 12:
-    none, against 0.60-0.71 elsewhere)."""
-    far = [r >= 5 for _, r, _, _ in gaps["oop_max_exceeded"]]
-    assert sum(far) / len(far) >= 0.25, sum(far) / len(far)
+def test_the_ignored_caps_eob_leaves_the_room_a_close_members_does(gaps: dict) -> None:
+    """Among members the plan of record has close to the cap (room under five times the
+    share) whose EOB prints a total below the maximum, the EOB's room after the claim is under
+    the share, and under three times it, as often in oop_max_exceeded as in the other findings
+    pooled (three standard errors, floor 0.06; deductible_already_met aside, the residual
+    below). Round 12c (red team round 12): read above the shortfall, the ignored cap's lag left
+    room under $100 in 0.48 of its EOBs against 0.05-0.07 elsewhere, under the share in 0.58
+    of close ones against 0.10-0.20; before round 12 its EOB was always within five shares."""
+    close = {f: [r for _, r, _, near in v if near] for f, v in gaps.items()
+             if f != "deductible_already_met"}
+    for k in (1, 3):
+        _alike({f: [float(r < k) for r in v] for f, v in close.items()}, 0.06)
 
 
 @pytest.mark.xfail(strict=True, reason=(

@@ -1250,7 +1250,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         top = min(shortfall + room, beyond)
         if prior_ded < deductible:
             top = min(top, max(shortfall, plan["copay_emergency"], RX_COPAY_MAX))
-        lag = _missed_claim(lag_rng, lo=shortfall, hi=top)
+        # (round 12c, red team round 12: read above the shortfall, the lag left the EOB's room
+        # after the claim under $100 in 0.48 of these against 0.05-0.07 elsewhere) the room the
+        # EOB leaves is a close member's whose cap does not bind, in any finding: its room
+        # beyond the share by the close law plus a harmless lag by the missed-claim law
+        after = _room_draw(lag_rng, pr_eob_total, above=True) - pr_eob_total + _missed_claim(
+            lag_rng, hi=max(100, min(100 * MISSED_CLAIM_MAX, beyond - shortfall)))
+        lag = max(shortfall, min(top, shortfall + after))
         eob_oop_after = oop_max - (lag - shortfall)
     elif oop_bind or eob_capped:
         eob_oop_after = oop_max
