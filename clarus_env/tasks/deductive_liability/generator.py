@@ -504,17 +504,17 @@ ITEM29_SHARE = 0.3
 STALE_LAG_MAX = 150
 # the OOP dollars outside the deductible by which a claims system's printed totals lag the plan
 # of record (a claim processed elsewhere posting later): log-uniform $1 to this many, one law
-# for the harmless lag of every finding and the lag behind an ignored cap (issue 8, round 12:
-# at $1-$150 beside the ignored cap's lag of at least its shortfall, a plan-vs-EOB gap of
-# $150-$500 read oop_max_exceeded 0.30 against 0.00 elsewhere, and one over $500 read
-# deductible_already_met 0.32 against 0.00)
+# for the harmless lag of every finding, the copay a stale deductible total's missed claim may
+# carry and the harmless part of the lag behind an ignored cap (issue 8, round 12: at $1-$150
+# beside the ignored cap's lag of at least its shortfall, a plan-vs-EOB gap of $150-$500 read
+# oop_max_exceeded 0.30 against 0.00 elsewhere, and one over $500 read deductible_already_met
+# 0.32 against 0.00)
 MISSED_CLAIM_MAX = 10_000
 
 
 def _missed_claim(rng: random.Random, lo: int = 100, hi: int = 100 * MISSED_CLAIM_MAX) -> int:
     """A lag in cents from the missed-claim law, truncated to [lo, hi] (a log-uniform law
-    truncated is log-uniform on the interval, so the ignored cap's lag, at least its shortfall,
-    is the harmless law read above that shortfall)."""
+    truncated is log-uniform on the interval: at most what there was to miss)."""
     lo = max(1, lo)
     hi = max(lo, hi)
     return round(lo * (hi / lo) ** rng.random())
@@ -1234,10 +1234,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # and only the plan of record's room against the EOB's share shows the cap ignored.
         # (A stale total drawn far from the cap, below the plan's own, was a cue a forest
         # read from the two OOP totals' absolute values; issue 8, round 6.)
-        # (round 12) The lag is the missed-claim law's read above the shortfall (the room the
-        # plan of record had short of the share): the EOB's room after the claim is what the
-        # lag left beyond the shortfall, as a lagged near member's in any finding, never
-        # below the older EOB's total (round 11e, F2)
+        # (round 12) The lag is the shortfall (the room the plan of record had short of the
+        # share) plus the room the EOB leaves after the claim (12c, below), never below the
+        # older EOB's total (round 11e, F2)
         room = oop_max - pr_eob_total - older_oop_after
         assert room >= 0, room
         # (round 12b, domain review round 11, flag A: the lag is OOP dollars outside the
