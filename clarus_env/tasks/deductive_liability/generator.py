@@ -512,12 +512,18 @@ STALE_LAG_MAX = 150
 MISSED_CLAIM_MAX = 10_000
 
 
-def _missed_claim(rng: random.Random, lo: int = 100, hi: int = 100 * MISSED_CLAIM_MAX) -> int:
-    """A lag in cents from the missed-claim law, truncated to [lo, hi] (a log-uniform law
-    truncated is log-uniform on the interval: at most what there was to miss)."""
-    lo = max(1, lo)
-    hi = max(lo, hi)
-    return round(lo * (hi / lo) ** rng.random())
+def _missed_claim(rng: random.Random, hi: int = 100 * MISSED_CLAIM_MAX) -> int:
+    """A lag in cents from the missed-claim law, $1 to ``hi`` (a log-uniform law truncated is
+    log-uniform on the interval: at most what there was to miss)."""
+    hi = max(100, hi)
+    return round(100 * (hi / 100) ** rng.random())
+
+
+def _one_claim_copay(plan: dict[str, Any]) -> int:
+    """The most OOP dollars outside the deductible one missed claim carries while the
+    deductible is left: one copay, the plan's emergency copay or a pharmacy copay's top
+    (round 12b, domain review round 11, flag B)."""
+    return max(plan["copay_emergency"], RX_COPAY_MAX)
 
 
 # the share of plan-of-record readings taken after processing that count a claim processed
@@ -1189,7 +1195,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         beyond = prior_oop - base_oop
         if beyond >= 100:
             law = min(_missed_claim(side_stream(TASK, "stale-copay-lag", seed)),
-                      max(plan["copay_emergency"], RX_COPAY_MAX))
+                      _one_claim_copay(plan))
             stale_lag += min(beyond, max(0, law - stale_lag))
     # (issue 8, round 10b) a claims system's printed totals lag the plan of record in every
     # branch, not only where the lag is the insurer's error: a claim processed elsewhere
@@ -1215,8 +1221,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # emergency copay or a pharmacy copay's top, never $1,800 of copays from one claim)
         beyond = prior_oop - base_oop
         if beyond >= 100:
-            stale_lag = min(missed, beyond, 10 ** 12 if remaining == 0 else
-                            max(plan["copay_emergency"], RX_COPAY_MAX))
+            stale_lag = min(missed, beyond)
+            if remaining > 0:
+                stale_lag = min(stale_lag, _one_claim_copay(plan))
         elif prior_ded - lag_draw >= older_ded_after:
             # (a deductible lag: the older claim's EOB printed its total, so the lagged one
             # never falls below it)
@@ -1248,7 +1255,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         # (with the deductible left, as for the harmless lag, one claim's copay at most)
         top = min(shortfall + room, beyond)
         if prior_ded < deductible:
-            top = min(top, max(shortfall, plan["copay_emergency"], RX_COPAY_MAX))
+            top = min(top, max(shortfall, _one_claim_copay(plan)))
         # (round 12c, red team round 12: read above the shortfall, the lag left the EOB's room
         # after the claim under $100 in 0.48 of these against 0.05-0.07 elsewhere) the room the
         # EOB leaves is a close member's whose cap does not bind, in any finding: its room
