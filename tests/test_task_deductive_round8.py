@@ -77,7 +77,10 @@ def test_a_duplicate_posting_shows_by_matching_amounts_only(
         exact = all(net.get(r) == b for r, b in billed.items())
         f = sc["expected"]["finding"]
         seen[f] += 1
-        if f == "duplicate_posting":
+        if f == "duplicate_posting" and sc["variant"]["duplicate_posted_item"]:
+            # (round 13: a self-pay item keyed twice; the claim's lines are as billed)
+            assert exact, (f, sc["case"]["case_id"])
+        elif f == "duplicate_posting":
             line = sc["variant"]["duplicate_posted_line"]
             assert doubled == [f"{rec['eob']['claim_id']} line {line}"], sc["case"]["case_id"]
         else:
@@ -162,11 +165,11 @@ def test_a_duplicate_posting_cites_the_eob(fresh: list[dict[str, Any]]) -> None:
     n = 0
     for sc in fresh:
         e = sc["expected"]
-        if e["finding"] == "duplicate_posting":
+        if e["finding"] == "duplicate_posting" and not sc["variant"]["duplicate_posted_item"]:
             n += 1
             assert e["eob_artifact"] in e["relevant_ids"], sc["seed"]
             assert set(e["decisive_ids"]) <= set(e["relevant_ids"])
-    assert n >= 30
+    assert n >= 20
 
 
 def test_part_payments_are_whole_dollars_and_spread(fresh: list[dict[str, Any]]) -> None:

@@ -16,10 +16,11 @@ Findings (``variant.kind``; weights in ``KINDS``) and where the evidence lives:
   payment: two captures seconds apart, no void/refund). The practice holds the money, so the
   practice (``provider``) refunds it: refund_request, or balance_correction when the provider
   record's stated credit policy applies overpayments to an open balance and one is owed.
-* ``duplicate_posting`` — one charge line posted twice on the ledger, keyed at two units in one
-  charge row while the claim went out at one (perhaps with the CO-45 write-down of both units,
-  so the patient is billed its allowed amount again) → provider; the filing as for any
-  practice overstatement.
+* ``duplicate_posting`` — one charge posted twice on the ledger, keyed at two units in one
+  charge row: a claim line while the claim went out at one (perhaps with the CO-45 write-down
+  of both units, so the patient is billed its allowed amount again), or, where the patient
+  bought one at this check-in, the self-pay item whose sale the card paid once (round 13) →
+  provider; the filing as for any practice overstatement.
 * ``coinsurance_on_billed`` — coinsurance computed on the billed charge instead of the
   allowed amount, either on the EOB (insurer / claim_reprocessing) or on the provider's
   statement (provider / balance_correction or refund_request; ``balance_billing`` is accepted
@@ -204,11 +205,13 @@ FINANCIAL_POLICY = {
     "apply": "Billing questions, balance corrections and refund requests are accepted within "
              "180 days of the statement date. Payments are applied to the oldest open charges "
              "first. Overpayments and duplicate payments are first applied to any open balance "
-             "on the account; only a remaining credit is refunded to the original card.",
+             "on the account; only a remaining credit is refunded to the original card. "
+             "Self-pay items (not billed to insurance) are paid in full when sold.",
     "refund": "Billing questions, balance corrections and refund requests are accepted within "
               "180 days of the statement date. Payments are applied to the oldest open charges "
               "first. Overpayments and duplicate payments are refunded to the original card; "
-              "they are not applied to other balances on the account.",
+              "they are not applied to other balances on the account. Self-pay items (not "
+              "billed to insurance) are paid in full when sold.",
 }
 COMPLAINTS = (
     "I'm not sure the charges for {visit} add up.",
@@ -1304,6 +1307,28 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # the practice's system may have written the duplicate down to the contracted rate too
     # (its own CO-45 row): the patient is then billed the line's allowed amount again
     dup_adjusted = dup_line is not None and rng.random() < 0.5
+    # the self-pay items bought at check-in (any branch; round 13: drawn here, on their own
+    # stream, so that a duplicate posting can be one of them): (day, item, price in cents)
+    items = side_stream(TASK, "retail-items", seed)
+    retail_buys: list[tuple[bool, str, int]] = []  # (at this visit?, item, price)
+    for this_visit, p_item in ((False, 0.25), (True, 0.35)):
+        if items.random() < p_item:
+            item, lo_c, hi_c = RETAIL[specialty]
+            amt = items.randrange(lo_c, hi_c)
+            while amt in (checkin, older_cs["copay"]):
+                amt += 5
+            retail_buys.append((this_visit, item, amt))
+    # issue 8, round 13 (the audit's --explain and the red team: this visit's part of the
+    # amount due was $89+ in 9 of 10 duplicate postings - a whole line's charge - against a
+    # median of $25-$74 elsewhere, so its size alone read the finding, AUC 0.93): the charge
+    # keyed at two units is this visit's self-pay item wherever the patient bought one (a
+    # retail sale keyed twice at the desk), so the duplicate is as often a few dollars as any
+    # other finding's overcharge. Only the row's amount against the card's capture (the
+    # practice's policy: self-pay items are paid in full when sold) shows it
+    dup_item = (next((b for b in retail_buys if b[0]), None)
+                if kind == "duplicate_posting" else None)
+    if dup_item is not None:
+        dup_line, dup_adjusted = None, False
     # CO-45 posted per line or as one row (any branch); a balance-billing practice wrote off
     # nothing, only one line's difference (posted per line), or the difference to last
     # year's contracted rate (its fee schedule was not updated)
@@ -1368,6 +1393,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         stmt_balance = pr_stmt - (checkin if copay_credited else 0)
         if dup_line is not None:
             stmt_balance += dup_line["allowed"] if dup_adjusted else dup_line["billed"]
+        elif dup_item is not None:
+            stmt_balance += dup_item[2]
     # (where the balance forward was drawn until round 7d: the same draws are made here, so
     # that every later record's draw stays as it was and the splits move no more than the
     # realism fixes need)
@@ -1781,16 +1808,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # (and, independently, at the older visit's check-in)
     retail: list[tuple[dt.date, str, dict[str, Any], str]] = []
     same_desk = side_stream(TASK, "same-desk", seed)
-    for day, p_item in ((older_dos, 0.25), (dos, 0.35)):
-        if rng.random() < p_item:
-            item, lo_c, hi_c = RETAIL[specialty]
-            amt = rng.randrange(lo_c, hi_c)
-            while amt in (checkin, older_cs["copay"]):
-                amt += 5
-            copay_then = checkin_txn if day == dos else first if older_cs["copay"] else None
-            retail.append((day, item, card_present(amt, day, f"{item} at check-in",
-                                                   after=copay_then),
-                           f"RTL-{_digits(rng, 6)}"))
+    # (drawn above since round 13, ``retail_buys``)
+    for this_visit, item, amt in retail_buys:
+        day = dos if this_visit else older_dos
+        copay_then = checkin_txn if day == dos else first if older_cs["copay"] else None
+        retail.append((day, item, card_present(amt, day, f"{item} at check-in",
+                                               after=copay_then),
+                       f"RTL-{_digits(rng, 6)}"))
     stmt_txns: list[dict[str, Any]] = []
     if paid:
         when = _ts(pay_date, rng)
@@ -1939,8 +1963,9 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     for day, item, rtx, rref in retail:
         if day < dos and not older_on_ledger:
             continue
-        post(day, "charge", f"{item} (self-pay, not billed to insurance)", _c(rtx["amount"]),
-             rref)
+        # (round 13: a duplicate posting's item keyed at two units, its sale captured once)
+        post(day, "charge", f"{item} (self-pay, not billed to insurance)",
+             _c(rtx["amount"]) * (2 if dup_item is not None and day == dos else 1), rref)
         if batch_style:
             batched.setdefault(day, []).append(rtx)
         elif desk_style:
@@ -2170,13 +2195,17 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # the records that show this finding (the ones a reviewer opens to confirm it): citation
     # precision is graded against ``relevant_ids``, and the diagnosis must cite every record
     # in ``decisive_ids`` (without which the finding cannot be seen)
-    fkey = f"{kind}:{side}" if kind == "coinsurance_on_billed" else kind
+    fkey = (f"{kind}:{side}" if kind == "coinsurance_on_billed"
+            else f"{kind}:item" if dup_item is not None else kind)
     evidence, decisive = {
         "copay_not_credited": (["plog", "ledger", "provider"], ["plog", "ledger"]),
         "duplicate_charge": (["plog", "ledger", "provider"], ["plog"]),
         # (the EOB too: since round 8 the two-unit row shows only against its billed charge;
         # domain review round 8b, F6)
         "duplicate_posting": (["ledger", "provider", "claim", "eob"], ["ledger"]),
+        # (round 13: a self-pay item keyed twice shows against its card capture, under the
+        # practice's paid-when-sold policy; the claim and its EOB say nothing of it)
+        "duplicate_posting:item": (["ledger", "plog", "provider"], ["ledger"]),
         "coinsurance_on_billed:insurer": (["eob", "plan"], ["eob", "plan"]),
         "coinsurance_on_billed:provider": (["provider", "eob", "plan"], ["provider", "eob"]),
         "deductible_already_met": (["eob", "plan"], ["eob", "plan"]),
@@ -2216,6 +2245,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "prior_oop_met": prior_oop, "stale_deductible_remaining": stale_remaining,
         "duplicate_posted_line": dup_line["line"] if dup_line is not None else None,
         "duplicate_written_down": dup_adjusted,
+        "duplicate_posted_item": dup_item is not None,
         "old_refunded_duplicate": old_noise, "run_twice": twice_of,
         "refunded_run": refunded_of, "oop_binds": oop_bind,
         "near_cap": near_cap,

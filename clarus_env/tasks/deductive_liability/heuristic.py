@@ -186,6 +186,25 @@ class HeuristicAgent:
         return [t for t in txns if t.get("type") in ("capture", "sale")
                 and t.get("status") == "settled" and t.get("transaction_id") not in undone]
 
+    def _keyed_twice(self, ledger: dict[str, Any], log: dict[str, Any], dos: str) -> int:
+        """What the ledger charges for self-pay items since the visit beyond what the card
+        paid for each at its sale (the log's "<item> at check-in" captures that day)."""
+        sold: dict[tuple[str, str], int] = {}
+        for t in self._payments(log):
+            desc = str(t.get("description", ""))
+            if desc.endswith(" at check-in") and not desc.startswith("Copay"):
+                key = (str(t.get("timestamp", ""))[:10], desc[:-len(" at check-in")])
+                sold[key] = sold.get(key, 0) + _cents(t["amount"])
+        excess = 0
+        for e in ledger.get("entries", []):
+            desc = str(e.get("description", ""))
+            if (e.get("type") == "charge" and str(e.get("date", "")) >= dos
+                    and desc.endswith(" (self-pay, not billed to insurance)")):
+                paid = sold.get((str(e.get("date")), desc.split(" (self-pay")[0]))
+                if paid is not None and _cents(e.get("amount", "0")) > paid:
+                    excess += _cents(e.get("amount", "0")) - paid
+        return excess
+
     def _duplicate(self, log: dict[str, Any]) -> int | None:
         paid = self._payments(log)
         for i, a in enumerate(paid):
@@ -251,6 +270,10 @@ class HeuristicAgent:
         self_pay = sum(_cents(e.get("amount", "0")) for e in (ledger or {}).get("entries", [])
                        if e.get("type") == "charge" and str(e.get("date", "")) >= dos
                        and not str(e.get("reference", "")).startswith(claim))
+        # ... at what the card paid for them when sold (paid in full at the desk): an item's
+        # charge above its capture that day was keyed twice, and the excess is asked wrongly
+        keyed_twice = self._keyed_twice(ledger or {}, log or {}, dos)
+        self_pay -= keyed_twice
         # a balance brought forward from before the visit is owed for something else
         before = [e for e in (ledger or {}).get("entries", [])
                   if str(e.get("date", "")) < dos]
@@ -312,7 +335,7 @@ class HeuristicAgent:
             on_line: dict[str, int] = {}
             for amount, ref_ in charges:
                 on_line[str(ref_)] = on_line.get(str(ref_), 0) + _cents(amount or "0")
-            if any(on_line.get(r, 0) > b for r, b in billed.items()):
+            if keyed_twice or any(on_line.get(r, 0) > b for r, b in billed.items()):
                 finding = "duplicate_posting"
             elif written_off < co45 and over == co45 - written_off:
                 finding = "balance_billing"
