@@ -179,7 +179,9 @@ PROC_DX: dict[str, tuple[tuple[str, ...], ...]] = {
     "11102": (("D49.2",), ("L82.1",)),  # before pathology: unspecified behavior
     "11104": (("D49.2",), ("L82.1",)),  # a punch instead of a tangential biopsy
 }
-# a self-pay item sold at check-in, by specialty: (item, low, high) in cents
+# a self-pay item sold at check-in, by specialty: (item, low, high) in cents; a pair of it is
+# sold in ``PAIR_SHARE`` of sales (any branch)
+PAIR_SHARE = 0.3
 RETAIL = {
     "family medicine": ("Form completion fee", 1500, 3501),
     "internal medicine": ("Form completion fee", 1500, 3501),
@@ -1309,15 +1311,21 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     dup_adjusted = dup_line is not None and rng.random() < 0.5
     # the self-pay items bought at check-in (any branch; round 13: drawn here, on their own
     # stream, so that a duplicate posting can be one of them): (day, item, price in cents)
+    # (domain review round 13: the practice's item has one price, in whole dollars, at both
+    # visits; red team round 13: a sale keyed twice was above the item's price range in 0.88
+    # of cases and no other charge ever was, so a patient buys two of it - sold and paid as
+    # two - in ``PAIR_SHARE`` of sales, in every branch)
     items = side_stream(TASK, "retail-items", seed)
-    retail_buys: list[tuple[bool, str, int]] = []  # (at this visit?, item, price)
+    item, lo_c, hi_c = RETAIL[specialty]
+    price = items.randrange(lo_c // 100 + 1, hi_c // 100 + 1) * 100
+    retail_buys: list[tuple[bool, str, int, int]] = []  # (at this visit?, item, amount, units)
     for this_visit, p_item in ((False, 0.25), (True, 0.35)):
         if items.random() < p_item:
-            item, lo_c, hi_c = RETAIL[specialty]
-            amt = items.randrange(lo_c, hi_c)
-            while amt in (checkin, older_cs["copay"]):
-                amt += 5
-            retail_buys.append((this_visit, item, amt))
+            units = 2 if items.random() < PAIR_SHARE else 1
+            retail_buys.append((this_visit, item, price * units, units))
+    while {price * b[3] for b in retail_buys} & {checkin, older_cs["copay"]}:
+        price += 100  # never a copay's amount (the desk's two captures stay apart)
+        retail_buys = [(b[0], b[1], price * b[3], b[3]) for b in retail_buys]
     # issue 8, round 13 (the audit's --explain and the red team: this visit's part of the
     # amount due was $89+ in 9 of 10 duplicate postings - a whole line's charge - against a
     # median of $25-$74 elsewhere, so its size alone read the finding, AUC 0.93): the charge
@@ -1325,7 +1333,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # retail sale keyed twice at the desk), so the duplicate is as often a few dollars as any
     # other finding's overcharge. Only the row's amount against the card's capture (the
     # practice's policy: self-pay items are paid in full when sold) shows it
-    dup_item = (next((b for b in retail_buys if b[0]), None)
+    dup_item = (next((b for b in retail_buys if b[0] and b[3] == 1), None)
                 if kind == "duplicate_posting" else None)
     if dup_item is not None:
         dup_line, dup_adjusted = None, False
@@ -1809,7 +1817,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     retail: list[tuple[dt.date, str, dict[str, Any], str]] = []
     same_desk = side_stream(TASK, "same-desk", seed)
     # (drawn above since round 13, ``retail_buys``)
-    for this_visit, item, amt in retail_buys:
+    for this_visit, item, amt, _units in retail_buys:
         day = dos if this_visit else older_dos
         copay_then = checkin_txn if day == dos else first if older_cs["copay"] else None
         retail.append((day, item, card_present(amt, day, f"{item} at check-in",
@@ -1819,9 +1827,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     if paid:
         when = _ts(pay_date, rng)
         if rng.random() < 0.3:  # a first attempt voided and re-run: not an error
-            v = txn("sale", due, when - dt.timedelta(minutes=rng.randrange(2, 9)),
+            # (domain review round 13, F2: the voided attempt is the run that follows it - in a
+            # statement paid in two parts the later part, not the whole amount due)
+            rerun = due - split_part if split_part else due
+            v = txn("sale", rerun, when - dt.timedelta(minutes=rng.randrange(2, 9)),
                     f"Online statement payment {claim_id}", status="voided")
-            txn("void", due, when - dt.timedelta(minutes=1),
+            txn("void", rerun, when - dt.timedelta(minutes=1),
                 "Void of duplicate submission", status="approved",
                 original=v["transaction_id"])
         if split_part:
@@ -1829,7 +1840,10 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             # (whole dollars, at its own time of day: domain review round 8b, F4 found the
             # two parts at the same second days apart)
             part = split_part
-            first_day = (when - dt.timedelta(days=rng.randrange(2, 7))).date()
+            # (domain review round 13, F1: 2-6 days back could fall on or before the statement
+            # date, 0.8% of scenarios; the first part is paid after the statement went out)
+            back = min(rng.randrange(2, 7), (pay_date - stmt_date).days - 1)
+            first_day = (when - dt.timedelta(days=back)).date()
             stmt_txns.append(txn("sale", part, _ts(first_day, rng),
                                  f"Online statement payment {claim_id}"))
             stmt_txns.append(txn("sale", due - part, when,
@@ -2251,6 +2265,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "near_cap": near_cap,
         "close_to_cap": close,
         "retail_item": any(day == dos for day, *_ in retail),
+        "retail_units": next((b[3] for b in retail_buys if b[0]), 0),
         "reposted_reversed": reposted is not None, "rebilled": rebilled,
         "older_on_ledger": older_on_ledger, "per_line_co45": per_line_adj,
         "statement_payments": len(stmt_txns), "markup_pct": markup,
