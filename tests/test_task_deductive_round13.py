@@ -25,6 +25,7 @@ from clarus_env.env import ClarusEnv
 from clarus_env.scenario import compile_scenario
 from clarus_env.tasks.deductive_liability.generator import RETAIL
 from clarus_env.tasks.deductive_liability.heuristic import HeuristicAgent
+from tests.test_task_deductive_liability import _grade_of
 from tests.test_task_deductive_round7 import _records, _ref, cents, salted_seeds
 
 TASK = "deductive_liability"
@@ -143,14 +144,7 @@ def test_the_heuristic_finds_an_item_keyed_twice(fresh: list[dict[str, Any]]) ->
     assert len(cases) >= 20
     for sc in cases:
         agent = HeuristicAgent()
-        obs = env.reset(scenario=sc)
-        agent.reset(obs)
-        while True:
-            r = env.step(agent.act(obs))
-            obs = r.observation
-            if r.done:
-                break
-        g = r.info["grade"]
+        g = _grade_of(env, sc, agent)
         assert g["passed"] == g["total"], (sc["seed"], agent.decision, sc["expected"]["finding"])
         assert agent.decision["amount_cents"] == sc["expected"]["overcharge_cents"]
 

@@ -1310,7 +1310,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # (its own CO-45 row): the patient is then billed the line's allowed amount again
     dup_adjusted = dup_line is not None and rng.random() < 0.5
     # the self-pay items bought at check-in (any branch; round 13: drawn here, on their own
-    # stream, so that a duplicate posting can be one of them): (day, item, price in cents)
+    # stream, so that a duplicate posting can be one of them)
     # (domain review round 13: the practice's item has one price, in whole dollars, at both
     # visits; red team round 13: a sale keyed twice was above the item's price range in 0.88
     # of cases and no other charge ever was, so a patient buys two of it - sold and paid as
@@ -1328,11 +1328,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         retail_buys = [(b[0], b[1], price * b[3], b[3]) for b in retail_buys]
     # issue 8, round 13 (the audit's --explain and the red team: this visit's part of the
     # amount due was $89+ in 9 of 10 duplicate postings - a whole line's charge - against a
-    # median of $25-$74 elsewhere, so its size alone read the finding, AUC 0.93): the charge
+    # median of $25-$74 elsewhere, so its size alone read the finding, AUC 0.95): the charge
     # keyed at two units is this visit's self-pay item wherever the patient bought one (a
-    # retail sale keyed twice at the desk), so the duplicate is as often a few dollars as any
-    # other finding's overcharge. Only the row's amount against the card's capture (the
-    # practice's policy: self-pay items are paid in full when sold) shows it
+    # retail sale keyed twice at the desk; a single one - a pair keyed twice would be four
+    # prices, above any sale), so the duplicate is as often a few dollars as any other
+    # finding's overcharge. Only the row's amount against the card's capture (the practice's
+    # policy: self-pay items are paid in full when sold) shows it
     dup_item = (next((b for b in retail_buys if b[0] and b[3] == 1), None)
                 if kind == "duplicate_posting" else None)
     if dup_item is not None:
