@@ -16,7 +16,6 @@ every split; the first failed on the tree before round 13 (c327e27: AUC 0.952).
 from __future__ import annotations
 
 import collections
-import math
 from typing import Any
 
 import pytest
@@ -27,6 +26,7 @@ from clarus_env.tasks.deductive_liability.generator import RETAIL
 from clarus_env.tasks.deductive_liability.heuristic import HeuristicAgent
 from tests.test_task_deductive_liability import _grade_of
 from tests.test_task_deductive_round7 import _records, _ref, cents, salted_seeds
+from tests.test_task_deductive_round12 import _alike
 
 TASK = "deductive_liability"
 SALT = "round13-dup-size-5c1e"
@@ -125,15 +125,11 @@ def test_an_item_at_this_visit_is_drawn_alike_in_every_finding(
         fresh: list[dict[str, Any]]) -> None:
     """The self-pay item bought at this check-in (the duplicate posting's item form needs one)
     is as common in every finding: within three standard errors (floor 0.06) of the others'
-    pooled rate."""
+    pooled rate (findings with 30 or more such scenarios)."""
     by: dict[str, list[bool]] = collections.defaultdict(list)
     for sc in fresh:
         by[sc["expected"]["finding"]].append(sc["variant"]["retail_item"])
-    for f, xs in by.items():
-        rest = [x for g, ys in by.items() if g != f for x in ys]
-        p, q = sum(xs) / len(xs), sum(rest) / len(rest)
-        se = math.sqrt(q * (1 - q) / len(xs))
-        assert abs(p - q) <= max(3 * se, 0.06), (f, round(p, 3), round(q, 3))
+    _alike(by, 0.06)
 
 
 def test_the_heuristic_finds_an_item_keyed_twice(fresh: list[dict[str, Any]]) -> None:
@@ -192,11 +188,7 @@ def test_a_pair_is_sold_alike_in_every_finding(fresh: list[dict[str, Any]]) -> N
         by[sc["expected"]["finding"]].append(pair)
         if sc["variant"]["duplicate_posted_item"]:
             assert not pair and amount == 2 * cap
-    for f, xs in by.items():
-        rest = [x for g, ys in by.items() if g != f for x in ys]
-        p, q = sum(xs) / len(xs), sum(rest) / len(rest)
-        se = math.sqrt(q * (1 - q) / len(xs))
-        assert abs(p - q) <= max(3 * se, 0.08), (f, round(p, 3), round(q, 3), len(xs))
+    _alike(by, 0.08)
 
 
 

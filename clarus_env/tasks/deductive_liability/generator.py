@@ -1318,14 +1318,12 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     items = side_stream(TASK, "retail-items", seed)
     item, lo_c, hi_c = RETAIL[specialty]
     price = items.randrange(lo_c // 100 + 1, hi_c // 100 + 1) * 100
-    retail_buys: list[tuple[bool, str, int, int]] = []  # (at this visit?, item, amount, units)
+    retail_buys: list[tuple[bool, int]] = []  # (at this visit?, units), each sold at ``price``
     for this_visit, p_item in ((False, 0.25), (True, 0.35)):
         if items.random() < p_item:
-            units = 2 if items.random() < PAIR_SHARE else 1
-            retail_buys.append((this_visit, item, price * units, units))
-    while {price * b[3] for b in retail_buys} & {checkin, older_cs["copay"]}:
+            retail_buys.append((this_visit, 2 if items.random() < PAIR_SHARE else 1))
+    while {price * units for _, units in retail_buys} & {checkin, older_cs["copay"]}:
         price += 100  # never a copay's amount (the desk's two captures stay apart)
-        retail_buys = [(b[0], b[1], price * b[3], b[3]) for b in retail_buys]
     # issue 8, round 13 (the audit's --explain and the red team: this visit's part of the
     # amount due was $89+ in 9 of 10 duplicate postings - a whole line's charge - against a
     # median of $25-$74 elsewhere, so its size alone read the finding, AUC 0.95): the charge
@@ -1334,9 +1332,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # prices, above any sale), so the duplicate is as often a few dollars as any other
     # finding's overcharge. Only the row's amount against the card's capture (the practice's
     # policy: self-pay items are paid in full when sold) shows it
-    dup_item = (next((b for b in retail_buys if b[0] and b[3] == 1), None)
-                if kind == "duplicate_posting" else None)
-    if dup_item is not None:
+    dup_item = kind == "duplicate_posting" and (True, 1) in retail_buys
+    if dup_item:
         dup_line, dup_adjusted = None, False
     # CO-45 posted per line or as one row (any branch); a balance-billing practice wrote off
     # nothing, only one line's difference (posted per line), or the difference to last
@@ -1402,8 +1399,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         stmt_balance = pr_stmt - (checkin if copay_credited else 0)
         if dup_line is not None:
             stmt_balance += dup_line["allowed"] if dup_adjusted else dup_line["billed"]
-        elif dup_item is not None:
-            stmt_balance += dup_item[2]
+        elif dup_item:
+            stmt_balance += price
     # (where the balance forward was drawn until round 7d: the same draws are made here, so
     # that every later record's draw stays as it was and the splits move no more than the
     # realism fixes need)
@@ -1818,8 +1815,8 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     retail: list[tuple[dt.date, str, dict[str, Any], str]] = []
     same_desk = side_stream(TASK, "same-desk", seed)
     # (drawn above since round 13, ``retail_buys``)
-    for this_visit, item, amt, _units in retail_buys:
-        day = dos if this_visit else older_dos
+    for this_visit, units in retail_buys:
+        day, amt = (dos if this_visit else older_dos), price * units
         copay_then = checkin_txn if day == dos else first if older_cs["copay"] else None
         retail.append((day, item, card_present(amt, day, f"{item} at check-in",
                                                after=copay_then),
@@ -1980,7 +1977,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
             continue
         # (round 13: a duplicate posting's item keyed at two units, its sale captured once)
         post(day, "charge", f"{item} (self-pay, not billed to insurance)",
-             _c(rtx["amount"]) * (2 if dup_item is not None and day == dos else 1), rref)
+             _c(rtx["amount"]) * (2 if dup_item and day == dos else 1), rref)
         if batch_style:
             batched.setdefault(day, []).append(rtx)
         elif desk_style:
@@ -2211,7 +2208,7 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
     # precision is graded against ``relevant_ids``, and the diagnosis must cite every record
     # in ``decisive_ids`` (without which the finding cannot be seen)
     fkey = (f"{kind}:{side}" if kind == "coinsurance_on_billed"
-            else f"{kind}:item" if dup_item is not None else kind)
+            else f"{kind}:item" if dup_item else kind)
     evidence, decisive = {
         "copay_not_credited": (["plog", "ledger", "provider"], ["plog", "ledger"]),
         "duplicate_charge": (["plog", "ledger", "provider"], ["plog"]),
@@ -2260,13 +2257,13 @@ def generate(seed: int, rng: random.Random, ref: Any) -> dict[str, Any]:
         "prior_oop_met": prior_oop, "stale_deductible_remaining": stale_remaining,
         "duplicate_posted_line": dup_line["line"] if dup_line is not None else None,
         "duplicate_written_down": dup_adjusted,
-        "duplicate_posted_item": dup_item is not None,
+        "duplicate_posted_item": dup_item,
         "old_refunded_duplicate": old_noise, "run_twice": twice_of,
         "refunded_run": refunded_of, "oop_binds": oop_bind,
         "near_cap": near_cap,
         "close_to_cap": close,
         "retail_item": any(day == dos for day, *_ in retail),
-        "retail_units": next((b[3] for b in retail_buys if b[0]), 0),
+        "retail_units": next((units for here, units in retail_buys if here), 0),
         "reposted_reversed": reposted is not None, "rebilled": rebilled,
         "older_on_ledger": older_on_ledger, "per_line_co45": per_line_adj,
         "statement_payments": len(stmt_txns), "markup_pct": markup,
